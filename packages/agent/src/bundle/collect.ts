@@ -1,0 +1,381 @@
+// `support-bundle collect`: builds the redacted .tar.zst bundle (spec 2.1, 2.2, 4.1; DESIGN §3).
+//
+// Named steps:
+//   1. resolve the target and refuse an existing one; create the directory; open a work dir
+//   2. agent.log: redact the newest ≤ cap bytes into the work dir (the tar header needs the
+//      redacted size first), counting ERROR lines of the last 24 h on the way
+//   3. system.json and config.redacted.json
+//   4. rotated segments newest-first: scan (gunzip + count); copy byte for byte when nothing
+//      is masked, else redact + re-gzip into the work dir; take it if it fits under the cap.
+//      Preparing segment N+1 overlaps the archiving of segment N (zstd runs off-thread).
+//   5. BUNDLE-MANIFEST.json last, then fsync, publish with link(), and report
+// Every log member goes through RedactStream: no code path archives a log unredacted.
+// A source that fails is recorded in collection_errors and the bundle is still built.
+
+import { createReadStream, createWriteStream } from 'node:fs';
+import { type FileHandle, open, readdir, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { constants, createGunzip, createGzip } from 'node:zlib';
+import {
+  AGENT_LOG_MEMBER,
+  BUNDLE_CAP_BYTES,
+  type BundleManifest,
+  type BundleTrigger,
+  CONFIG_MEMBER,
+  type CollectionError,
+  MANIFEST_MEMBER,
+  type ManifestMember,
+  rotatedSegmentNumber,
+  SYSTEM_MEMBER,
+} from '@guard/contract';
+import type { AgentConfig } from '../config.ts';
+import { AgentError, describeSystemError } from '../errors.ts';
+import type { Progress } from '../progress.ts';
+import { ArchiveWriter, ZLIB_CHUNK_BYTES } from './archive.ts';
+import { buildManifest, manifestBytes } from './manifest.ts';
+import {
+  createWorkDir,
+  defaultBundlePath,
+  ensureOutputDir,
+  publish,
+  refuseExisting,
+  removeWorkDir,
+  tempBundleName,
+} from './output.ts';
+import { RedactStream } from './redact.ts';
+import { redactConfig } from './redact-config.ts';
+import { fitsUnderCap } from './select-segments.ts';
+import { collectSystemInfo, ErrorLineCounter, type SystemSources } from './system-info.ts';
+
+/** Room kept under the cap for system.json, config.redacted.json and redaction growth. */
+export const SMALL_MEMBERS_RESERVE_BYTES = 1024 * 1024;
+/** Re-gzip level of a redacted segment: zlib's default, close to logrotate's own output. */
+const GZIP_LEVEL = constants.Z_DEFAULT_COMPRESSION;
+
+export interface CollectOptions {
+  config: AgentConfig;
+  /** --out as given; relative paths resolve against cwd. */
+  out: string | undefined;
+  cwd: string;
+  agentVersion: string;
+  trigger: BundleTrigger;
+  now: () => Date;
+  progress: Progress;
+  sources: SystemSources;
+  /** Cap on the stored members; fixed by the spec, a parameter only for tests. */
+  capBytes?: number;
+}
+
+export interface CollectResult {
+  path: string;
+  size: number;
+  sha256: string;
+  manifest: BundleManifest;
+}
+
+export async function collectBundle(options: CollectOptions): Promise<CollectResult> {
+  const { config, progress } = options;
+  const generatedAt = options.now();
+  const target = resolve(options.cwd, options.out ?? defaultBundlePath(config.stateDir, generatedAt));
+  await refuseExisting(target);
+  await ensureOutputDir(dirname(target));
+  const workDir = await createWorkDir(dirname(target));
+  try {
+    const tempFile = join(workDir, tempBundleName(target));
+    const run = new CollectRun(options, workDir, generatedAt);
+    const result = await run.build(tempFile);
+    await publish(tempFile, target);
+    return { path: target, ...result };
+  } finally {
+    progress.done();
+    await removeWorkDir(workDir);
+  }
+}
+
+interface PreparedSegment {
+  name: string;
+  file: FileHandle;
+  /** Redacted and re-gzipped copy in the work dir, or undefined to copy the original bytes. */
+  spool: string | undefined;
+  size: number;
+  masked: number;
+}
+
+class CollectRun {
+  private readonly errors: CollectionError[] = [];
+  private readonly masked = new Map<string, number>();
+  private readonly contents: ManifestMember[] = [];
+  private readonly options: CollectOptions;
+  private readonly workDir: string;
+  private readonly generatedAt: Date;
+  private readonly cap: number;
+
+  constructor(options: CollectOptions, workDir: string, generatedAt: Date) {
+    this.options = options;
+    this.workDir = workDir;
+    this.generatedAt = generatedAt;
+    this.cap = options.capBytes ?? BUNDLE_CAP_BYTES;
+  }
+
+  async build(tempFile: string): Promise<Omit<CollectResult, 'path'>> {
+    const archive = new ArchiveWriter(tempFile, this.generatedAt);
+    try {
+      return await this.fill(archive);
+    } catch (error) {
+      archive.destroy(error as Error);
+      throw error;
+    }
+  }
+
+  private async fill(archive: ArchiveWriter): Promise<Omit<CollectResult, 'path'>> {
+    const { config, progress } = this.options;
+    const segments = await this.listSegments();
+    const agentLog = await this.redactAgentLog();
+    if (agentLog)
+      this.contents.push(await archive.addStream(AGENT_LOG_MEMBER, agentLog.size, createReadStream(agentLog.spool)));
+
+    const { info, errors } = await collectSystemInfo({
+      agentVersion: this.options.agentVersion,
+      stateDir: config.stateDir,
+      errorLines24h: agentLog ? agentLog.errorLines : null,
+      now: this.generatedAt,
+      sources: this.options.sources,
+    });
+    this.errors.push(...errors);
+    this.contents.push(await archive.addBuffer(SYSTEM_MEMBER, jsonBytes(info)));
+    this.contents.push(await archive.addBuffer(CONFIG_MEMBER, jsonBytes(redactConfig(config.effective))));
+
+    progress.grow(segments.reduce((sum, s) => sum + s.size, 0));
+    const trimmed = await this.addSegments(
+      archive,
+      segments.map((s) => s.path),
+    );
+
+    const manifest = buildManifest({
+      agentVersion: this.options.agentVersion,
+      generatedAt: this.generatedAt,
+      trigger: this.options.trigger,
+      contents: this.contents,
+      trimmedSegments: trimmed,
+      maskedByMember: this.masked,
+      collectionErrors: this.errors,
+    });
+    progress.phase('finishing');
+    await archive.addBuffer(MANIFEST_MEMBER, manifestBytes(manifest)); // not listed in contents
+    const file = await archive.finish();
+    return { ...file, manifest };
+  }
+
+  /**
+   * Adds the segments (newest first) that fit under the cap and returns the trimmed ones.
+   * Preparing the next segment overlaps archiving the current one.
+   */
+  private async addSegments(archive: ArchiveWriter, paths: string[]): Promise<string[]> {
+    const { progress } = this.options;
+    const trimmed: string[] = [];
+    let total = this.contents.reduce((sum, m) => sum + m.size, 0);
+    let next = paths.length > 0 ? this.prepareSegment(paths[0]) : undefined;
+    try {
+      for (let i = 0; i < paths.length; i++) {
+        const prepared = await next;
+        next = i + 1 < paths.length ? this.prepareSegment(paths[i + 1]) : undefined;
+        if (!prepared) continue;
+        try {
+          if (!fitsUnderCap(total, prepared.size, this.cap)) {
+            trimmed.push(prepared.name);
+            continue;
+          }
+          progress.phase(`archiving ${prepared.name}`);
+          const source = prepared.spool
+            ? createReadStream(prepared.spool)
+            : prepared.file.createReadStream({ start: 0, end: prepared.size - 1, autoClose: false });
+          this.contents.push(await archive.addStream(prepared.name, prepared.size, source));
+          this.masked.set(prepared.name, prepared.masked);
+          total += prepared.size;
+        } finally {
+          await prepared.file.close();
+        }
+      }
+    } finally {
+      // Set only when the loop threw: close the segment that was being prepared.
+      await next?.then((p) => p?.file.close()).catch(() => {});
+    }
+    return trimmed;
+  }
+
+  /** Rotated segments beside log_path, newest (N = 1) first. */
+  private async listSegments(): Promise<{ name: string; path: string; size: number }[]> {
+    const dir = dirname(this.options.config.logPath);
+    const base = basename(this.options.config.logPath);
+    let names: string[];
+    try {
+      names = await readdir(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.fail(dir, error);
+      return [];
+    }
+    const numbered = names
+      .map((name) => ({ name, n: rotatedSegmentNumber(base, name) }))
+      .filter((s): s is { name: string; n: number } => s.n !== undefined)
+      .sort((a, b) => a.n - b.n);
+    const segments = [];
+    for (const { name } of numbered) {
+      const path = join(dir, name);
+      const size = await stat(path).then(
+        (s) => (s.isFile() ? s.size : -1),
+        () => -1,
+      );
+      if (size >= 0) segments.push({ name, path, size });
+    }
+    return segments;
+  }
+
+  /**
+   * Redacts the newest part of the current log that fits under the cap into the work dir.
+   * Returns undefined (and records why) when there is no log or it cannot be read whole.
+   */
+  private async redactAgentLog(): Promise<{ spool: string; size: number; errorLines: number } | undefined> {
+    const { logPath } = this.options.config;
+    const { progress } = this.options;
+    let file: FileHandle;
+    try {
+      file = await open(logPath, 'r');
+    } catch (error) {
+      this.fail(logPath, error);
+      return undefined;
+    }
+    try {
+      const { size: fullSize } = await file.stat();
+      const budget = this.cap - SMALL_MEMBERS_RESERVE_BYTES;
+      const start = await newestLineStart(file, fullSize, budget);
+      if (start > 0)
+        this.errors.push({
+          source: logPath,
+          message: `the log is ${fullSize} bytes; only its newest ${fullSize - start} bytes fit under the ${this.cap}-byte cap`,
+        });
+      progress.grow(fullSize - start);
+      progress.phase('redacting agent.log');
+      const spool = join(this.workDir, AGENT_LOG_MEMBER);
+      const counter = new ErrorLineCounter(this.generatedAt);
+      const redactor = new RedactStream({
+        observer: { needle: Buffer.from('ERROR'), onLine: (l) => counter.onLine(l) },
+      });
+      // Read up to the size seen now: lines the agent appends meanwhile belong to the next bundle.
+      const source =
+        fullSize > start
+          ? file.createReadStream({ start, end: fullSize - 1, autoClose: false, highWaterMark: ZLIB_CHUNK_BYTES })
+          : Readable.from([]);
+      source.on('data', (chunk: Buffer) => progress.advance(chunk.length));
+      try {
+        await pipeline(source, redactor, createWriteStream(spool, { flags: 'wx', mode: 0o600 }));
+      } catch (error) {
+        throw this.sourceOrOwnFailure(logPath, spool, error);
+      }
+      const size = (await stat(spool)).size;
+      this.masked.set(AGENT_LOG_MEMBER, redactor.masked);
+      if (size > this.cap - SMALL_MEMBERS_RESERVE_BYTES / 2) {
+        this.errors.push({ source: logPath, message: 'left out: its redacted form does not fit under the cap' });
+        this.masked.delete(AGENT_LOG_MEMBER);
+        return undefined;
+      }
+      return { spool, size, errorLines: counter.count };
+    } catch (error) {
+      if (error instanceof AgentError) throw error;
+      this.fail(logPath, error);
+      return undefined;
+    } finally {
+      await file.close();
+    }
+  }
+
+  /**
+   * Scans one segment; when something must be masked, writes its redacted, re-gzipped form
+   * into the work dir. Returns undefined (and records why) for a segment that cannot be read
+   * or gunzipped whole: it is left out rather than included unredacted.
+   */
+  private async prepareSegment(path: string): Promise<PreparedSegment | undefined> {
+    const name = basename(path);
+    const { progress } = this.options;
+    let file: FileHandle;
+    try {
+      file = await open(path, 'r');
+    } catch (error) {
+      this.fail(path, error);
+      return undefined;
+    }
+    let spool: string | undefined;
+    try {
+      const { size } = await file.stat();
+      if (size === 0) throw new Error('empty file: not a gzip stream');
+      const read = (): Readable =>
+        file.createReadStream({ start: 0, end: size - 1, autoClose: false, highWaterMark: ZLIB_CHUNK_BYTES });
+      const scan = new RedactStream({ discard: true });
+      const scanned = read();
+      scanned.on('data', (chunk: Buffer) => progress.advance(chunk.length));
+      progress.phase(`scanning ${name}`);
+      await pipeline(scanned, createGunzip({ chunkSize: ZLIB_CHUNK_BYTES }), scan.resume());
+      if (scan.masked === 0) return { name, file, spool: undefined, size, masked: 0 };
+
+      spool = join(this.workDir, name);
+      const redactor = new RedactStream();
+      progress.phase(`redacting ${name}`);
+      try {
+        await pipeline(
+          read(),
+          createGunzip({ chunkSize: ZLIB_CHUNK_BYTES }),
+          redactor,
+          createGzip({ level: GZIP_LEVEL, chunkSize: ZLIB_CHUNK_BYTES }),
+          createWriteStream(spool, { flags: 'wx', mode: 0o600 }),
+        );
+      } catch (error) {
+        throw this.sourceOrOwnFailure(path, spool, error);
+      }
+      return { name, file, spool, size: (await stat(spool)).size, masked: redactor.masked };
+    } catch (error) {
+      await file.close();
+      if (error instanceof AgentError) throw error;
+      this.fail(path, error);
+      return undefined;
+    }
+  }
+
+  /**
+   * A failure writing into the work dir is ours (no space, no permission) and ends the run;
+   * any other failure belongs to the source and is recorded by the caller.
+   */
+  private sourceOrOwnFailure(source: string, spool: string, error: unknown): unknown {
+    const e = error as NodeJS.ErrnoException;
+    if (e.syscall === 'write' || (e.syscall === 'open' && e.path === spool))
+      return new AgentError('redaction', `cannot write the redacted copy of ${source}: ${describeSystemError(error)}`);
+    return error;
+  }
+
+  private fail(source: string, error: unknown): void {
+    this.errors.push({ source, message: describeSystemError(error) });
+  }
+}
+
+/**
+ * Offset of the first whole line within the newest `budget` bytes of the file (0 when the
+ * whole file fits): the oldest part of an oversized log is what gets left out.
+ */
+async function newestLineStart(file: FileHandle, size: number, budget: number): Promise<number> {
+  if (size <= budget) return 0;
+  const from = size - budget;
+  const probe = Buffer.alloc(Math.min(64 * 1024, budget));
+  let at = from;
+  while (at < size) {
+    const { bytesRead } = await file.read(probe, 0, probe.length, at);
+    if (bytesRead === 0) break;
+    const nl = probe.subarray(0, bytesRead).indexOf(10);
+    if (nl >= 0) return at + nl + 1;
+    at += bytesRead;
+  }
+  return size;
+}
+
+function jsonBytes(value: unknown): Buffer {
+  return Buffer.from(`${JSON.stringify(value, null, 2)}\n`);
+}

@@ -1,0 +1,43 @@
+import {
+  BUNDLE_VERSION,
+  type BundleManifest,
+  type BundleTrigger,
+  type CollectionError,
+  type ManifestMember,
+  REDACTION_PATTERN_SOURCE,
+} from '@guard/contract';
+
+export interface ManifestInput {
+  agentVersion: string;
+  generatedAt: Date;
+  trigger: BundleTrigger;
+  contents: ManifestMember[];
+  trimmedSegments: string[];
+  /** Values masked per log member; members with no count are reported as 0. */
+  maskedByMember: Map<string, number>;
+  collectionErrors: CollectionError[];
+}
+
+/** Builds BUNDLE-MANIFEST.json exactly as the contract (DESIGN §3) lays it out. */
+export function buildManifest(input: ManifestInput): BundleManifest {
+  const members: Record<string, number> = {};
+  let valuesMasked = 0;
+  for (const [name, count] of input.maskedByMember) {
+    members[name] = count;
+    valuesMasked += count;
+  }
+  return {
+    bundle_version: BUNDLE_VERSION,
+    agent_version: input.agentVersion,
+    generated_at: input.generatedAt.toISOString(),
+    trigger: input.trigger,
+    contents: input.contents,
+    trimmed_segments: input.trimmedSegments,
+    redaction: { pattern: REDACTION_PATTERN_SOURCE, values_masked: valuesMasked, members },
+    collection_errors: input.collectionErrors,
+  };
+}
+
+export function manifestBytes(manifest: BundleManifest): Buffer {
+  return Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
+}

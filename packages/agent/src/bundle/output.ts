@@ -1,0 +1,120 @@
+// Output rules of spec 4.1 (DESIGN §3 contract — collect output):
+//  - a file or symlink already at the target is refused before anything is touched;
+//  - missing parent directories are created with mode 0750;
+//  - the bundle is written inside a private work directory beside the target and published
+//    with link(), which never overwrites: an abort at any moment leaves no file at the
+//    target, and of two concurrent collects to one path exactly one wins.
+// A SIGKILL can leave a work directory behind; the next collect into the same directory
+// removes the ones whose process is gone (no signal handlers are installed, spec 1.7).
+
+import { chmod, link, lstat, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { AgentError, describeSystemError } from '../errors.ts';
+
+export const OUTPUT_DIR_MODE = 0o750;
+export const BUNDLE_FILE_MODE = 0o600;
+const WORK_DIR_PREFIX = '.guard-collect-';
+
+export function defaultBundlePath(stateDir: string, now: Date): string {
+  return join(stateDir, 'support', `${Math.floor(now.getTime() / 1000)}.tar.zst`);
+}
+
+/** Fails with output_exists when anything (a dangling symlink too) is at `target`. */
+export async function refuseExisting(target: string): Promise<void> {
+  try {
+    await lstat(target);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    if (code === 'ENOTDIR') throw new AgentError('output_dir', `cannot create ${target}: a parent is not a directory`);
+    throw new AgentError('output_dir', `cannot check ${target}: ${describeSystemError(error)}`);
+  }
+  throw new AgentError('output_exists', `refusing to overwrite ${target}: a file already exists there`);
+}
+
+/** mkdir -p where each directory this call creates gets exactly OUTPUT_DIR_MODE (umask aside). */
+export async function ensureOutputDir(dir: string): Promise<void> {
+  const missing: string[] = [];
+  for (let d = dir; ; d = dirname(d)) {
+    try {
+      const s = await lstat(d);
+      if (!s.isDirectory() && !(s.isSymbolicLink() && (await isDirectoryFollowing(d))))
+        throw new AgentError('output_dir', `cannot create output directory ${dir}: ${d} is not a directory`);
+      break;
+    } catch (error) {
+      if (error instanceof AgentError) throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || d === dirname(d))
+        throw new AgentError('output_dir', `cannot create output directory ${dir}: ${describeSystemError(error)}`);
+      missing.unshift(d);
+    }
+  }
+  for (const d of missing) {
+    try {
+      await mkdir(d, { mode: OUTPUT_DIR_MODE });
+      await chmod(d, OUTPUT_DIR_MODE);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue; // a concurrent collect made it
+      throw new AgentError('output_dir', `cannot create output directory ${d}: ${describeSystemError(error)}`);
+    }
+  }
+}
+
+async function isDirectoryFollowing(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Creates this run's private work directory beside the target, after sweeping dead ones. */
+export async function createWorkDir(targetDir: string): Promise<string> {
+  await sweepAbandonedWorkDirs(targetDir);
+  try {
+    return await mkdtemp(join(targetDir, `${WORK_DIR_PREFIX}${process.pid}-`));
+  } catch (error) {
+    throw new AgentError('output_dir', `cannot write in ${targetDir}: ${describeSystemError(error)}`);
+  }
+}
+
+async function sweepAbandonedWorkDirs(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = new RegExp(`^${WORK_DIR_PREFIX.replace('.', '\\.')}(\\d+)-`).exec(name);
+    if (!m || isAlive(Number(m[1]))) continue;
+    await rm(join(dir, name), { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Publishes the finished temp file at `target`; link() fails rather than overwrite. */
+export async function publish(tempFile: string, target: string): Promise<void> {
+  try {
+    await link(tempFile, target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new AgentError('output_exists', `refusing to overwrite ${target}: a file appeared there during collect`);
+    throw new AgentError('output_dir', `cannot create ${target}: ${describeSystemError(error)}`);
+  }
+}
+
+export async function removeWorkDir(workDir: string): Promise<void> {
+  await rm(workDir, { recursive: true, force: true });
+}
+
+export function tempBundleName(target: string): string {
+  return `${basename(target)}.partial`;
+}

@@ -1,0 +1,90 @@
+// Reads a bundle back, streaming: zstd → tar → per-member size and SHA-256, plus the parsed
+// manifest. `verifyBundle` checks every member against the manifest (present, size, SHA-256,
+// no extra member), which `upload` does before any network call (DESIGN §3).
+
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createZstdDecompress } from 'node:zlib';
+import { type BundleManifest, MANIFEST_MEMBER, type ManifestMember, parseManifest } from '@guard/contract';
+import tar from 'tar-stream';
+import { AgentError, describeSystemError } from '../errors.ts';
+import { ZLIB_CHUNK_BYTES } from './archive.ts';
+
+/** The manifest is small JSON; anything bigger is not one of ours. */
+const MANIFEST_MAX_BYTES = 1024 * 1024;
+
+export interface BundleListing {
+  manifest: BundleManifest | undefined;
+  members: ManifestMember[];
+}
+
+/** Lists a bundle's members with their stored size and SHA-256; throws on a corrupt archive. */
+export async function readBundle(path: string): Promise<BundleListing> {
+  const members: ManifestMember[] = [];
+  let manifestText: string | undefined;
+  const extract = tar.extract();
+  extract.on('entry', (header, stream, next) => {
+    const hash = createHash('sha256');
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const isManifest = header.name === MANIFEST_MEMBER;
+    stream.on('data', (data: unknown) => {
+      const chunk = data as Buffer;
+      hash.update(chunk);
+      size += chunk.length;
+      if (isManifest && size <= MANIFEST_MAX_BYTES) chunks.push(chunk);
+    });
+    stream.on('end', () => {
+      if (isManifest) {
+        if (size > MANIFEST_MAX_BYTES)
+          return next(new Error(`${MANIFEST_MEMBER} is larger than ${MANIFEST_MAX_BYTES} bytes`));
+        manifestText = Buffer.concat(chunks).toString('utf8');
+      } else {
+        members.push({ name: header.name, size, sha256: hash.digest('hex') });
+      }
+      next();
+    });
+    stream.on('error', next);
+  });
+  await pipeline(
+    createReadStream(path, { highWaterMark: ZLIB_CHUNK_BYTES }),
+    createZstdDecompress({ chunkSize: ZLIB_CHUNK_BYTES }),
+    extract as unknown as Writable,
+  );
+  let manifest: BundleManifest | undefined;
+  if (manifestText !== undefined) manifest = parseManifest(JSON.parse(manifestText));
+  return { manifest, members };
+}
+
+/** Verifies a bundle against its manifest; returns the manifest or throws an AgentError. */
+export async function verifyBundle(path: string): Promise<BundleManifest> {
+  let listing: BundleListing;
+  try {
+    listing = await readBundle(path);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code?.startsWith('E')
+      ? describeSystemError(error)
+      : (error as Error).message;
+    throw new AgentError('bundle', `${path} is not a readable bundle: ${reason}`, { cause: error });
+  }
+  const { manifest, members } = listing;
+  if (!manifest) throw new AgentError('bundle', `${path} has no ${MANIFEST_MEMBER}`);
+  const stored = new Map(members.map((m) => [m.name, m]));
+  for (const want of manifest.contents) {
+    const got = stored.get(want.name);
+    if (!got) throw new AgentError('bundle', `${path}: member ${want.name} listed in the manifest is missing`);
+    if (got.size !== want.size)
+      throw new AgentError(
+        'bundle',
+        `${path}: member ${want.name} is ${got.size} bytes, the manifest says ${want.size}`,
+      );
+    if (got.sha256 !== want.sha256)
+      throw new AgentError('bundle', `${path}: member ${want.name} does not match its SHA-256 in the manifest`);
+    stored.delete(want.name);
+  }
+  const extra = [...stored.keys()];
+  if (extra.length > 0) throw new AgentError('bundle', `${path}: member ${extra[0]} is not listed in the manifest`);
+  return manifest;
+}

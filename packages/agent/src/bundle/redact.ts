@@ -1,0 +1,256 @@
+// Redaction of log members (DESIGN §3, contract — redaction).
+//
+// The value of every attribute whose key matches REDACTION_PATTERN is replaced by
+// `[REDACTED]`; nothing else changes, and no line is added or removed. One scanner serves
+// every line shape, so a line that is not valid slog text or JSON is still scanned:
+//
+//   slog text      key=value  key="quoted \" value"  group.client_secret=v
+//   JSON           "key": <string | number | literal | object | array>, at any depth
+//   escaped JSON   \"key\":\"v\"  (a JSON document logged inside a string)
+//
+// A key matches when the whole key or its last dotted segment matches the pattern.
+//
+// Lines are handled as latin1 strings: one char per byte, so bytes that are not valid UTF-8
+// survive untouched and every syntax character (all ASCII) is found exactly.
+
+import { Transform, type TransformCallback } from 'node:stream';
+import { REDACTED_VALUE, REDACTION_PATTERN } from '@guard/contract';
+
+/**
+ * Every matching key contains one of these substrings, so a line without any of them needs
+ * no regex at all. This is what lets clean log text pass at memory speed.
+ */
+const KEY_HINTS = ['_token', '_secret', 'api_key'].map((h) => Buffer.from(h, 'latin1'));
+
+/** Longest line the redactor holds in memory; longer lines are replaced (see LONG_LINE). */
+export const MAX_LINE_BYTES = 4 * 1024 * 1024;
+
+/** What replaces a line longer than MAX_LINE_BYTES: it cannot be scanned, so it never passes. */
+export function longLineMarker(bytes: number): string {
+  return `[REDACTED: line of ${bytes} bytes exceeds the ${MAX_LINE_BYTES}-byte redaction limit]`;
+}
+
+// Candidate keys: a quoted JSON key (optionally with escaped quotes) followed by a colon, or
+// a bare slog key followed by `=`. Whitespace is spelled out: `\s` would also match bytes
+// 0x85 and 0xA0, which are UTF-8 continuation bytes in a latin1 string.
+const CANDIDATE = /(\\?)"((?:[^"\\\n]|\\.)*?)\1"[ \t]*:[ \t]*|([A-Za-z0-9_.-]+)=/g;
+const SPACE = new Set([' ', '\t', '\r', '\f', '\v']);
+
+export function keyMatches(key: string): boolean {
+  if (REDACTION_PATTERN.test(key)) return true;
+  const dot = key.lastIndexOf('.');
+  return dot >= 0 && REDACTION_PATTERN.test(key.slice(dot + 1));
+}
+
+export interface LineRedaction {
+  line: string;
+  masked: number;
+}
+
+/** Redacts one line (no newline inside). Pure; the unit of the golden and property tests. */
+export function redactLine(line: string): LineRedaction {
+  let out = '';
+  let copied = 0;
+  let masked = 0;
+  CANDIDATE.lastIndex = 0;
+  for (let m = CANDIDATE.exec(line); m !== null; m = CANDIDATE.exec(line)) {
+    const jsonKey = m[2];
+    const key = jsonKey ?? m[3];
+    const valueStart = m.index + m[0].length;
+    if (!keyMatches(key)) {
+      // Keep scanning inside the value: `msg="retry api_key=abc"` carries a pair too.
+      continue;
+    }
+    const span = jsonKey === undefined ? slogValueEnd(line, valueStart) : jsonValueEnd(line, valueStart, m[1] === '\\');
+    if (span.end === valueStart) continue; // `api_key=` with nothing after it
+    const replacement = `${span.quote}${REDACTED_VALUE}${span.quote}`;
+    if (line.slice(valueStart, span.end) !== replacement) {
+      out += line.slice(copied, valueStart) + replacement;
+      copied = span.end;
+      masked++;
+    }
+    CANDIDATE.lastIndex = span.end;
+  }
+  return masked === 0 ? { line, masked } : { line: out + line.slice(copied), masked };
+}
+
+interface ValueSpan {
+  end: number;
+  /** Quote put around the mask: the value's own (`"` or `\"`); `"` for any JSON value. */
+  quote: string;
+}
+
+function slogValueEnd(line: string, start: number): ValueSpan {
+  if (line.startsWith('\\"', start)) return { end: escapedStringEnd(line, start + 2), quote: '\\"' };
+  if (line[start] === '"') return { end: quotedStringEnd(line, start + 1), quote: '"' };
+  let i = start;
+  while (i < line.length && !SPACE.has(line[i]) && line[i] !== '"') i++;
+  return { end: i, quote: '' };
+}
+
+function jsonValueEnd(line: string, start: number, escaped: boolean): ValueSpan {
+  if (escaped && line.startsWith('\\"', start)) return { end: escapedStringEnd(line, start + 2), quote: '\\"' };
+  const c = line[start];
+  if (c === '"') return { end: quotedStringEnd(line, start + 1), quote: '"' };
+  if (c === '{' || c === '[') return { end: containerEnd(line, start), quote: '"' };
+  let i = start;
+  while (i < line.length && !SPACE.has(line[i]) && !',}]"\\'.includes(line[i])) i++;
+  return { end: i, quote: '"' };
+}
+
+/** Index after the closing quote of a string opened before `from`; end of line if unclosed. */
+function quotedStringEnd(line: string, from: number): number {
+  for (let i = from; i < line.length; i++) {
+    if (line[i] === '\\') i++;
+    else if (line[i] === '"') return i + 1;
+  }
+  return line.length;
+}
+
+/** Index after the closing `\"` of a string written inside another string. */
+function escapedStringEnd(line: string, from: number): number {
+  const close = line.indexOf('\\"', from);
+  return close < 0 ? line.length : close + 2;
+}
+
+/** Index after the bracket closing the object or array at `start`; end of line if unbalanced. */
+function containerEnd(line: string, start: number): number {
+  let depth = 0;
+  for (let i = start; i < line.length; i++) {
+    const c = line[i];
+    if (c === '"') i = quotedStringEnd(line, i + 1) - 1;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return line.length;
+}
+
+function hasHint(buf: Buffer, start: number, end: number): boolean {
+  for (const hint of KEY_HINTS) {
+    const at = buf.indexOf(hint, start);
+    if (at >= 0 && at + hint.length <= end) return true;
+  }
+  return false;
+}
+
+export interface LineObserver {
+  /** Sees every complete line that contains `needle` (before redaction); used to count errors. */
+  needle: Buffer;
+  onLine(line: Buffer): void;
+}
+
+/**
+ * Streaming redactor: bytes in, redacted bytes out, memory bounded by MAX_LINE_BYTES.
+ * With `discard`, nothing is pushed and only `masked` is counted (the scan pass that decides
+ * whether a rotated segment can be copied byte for byte).
+ */
+export class RedactStream extends Transform {
+  masked = 0;
+  private carry: Buffer = Buffer.alloc(0);
+  /** Bytes of an over-long line being skipped, or -1 when not inside one. */
+  private skipping = -1;
+  private readonly discard: boolean;
+  private readonly observer: LineObserver | undefined;
+
+  constructor(options: { discard?: boolean; observer?: LineObserver } = {}) {
+    super({ highWaterMark: 1 << 20 });
+    this.discard = options.discard ?? false;
+    this.observer = options.observer;
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    let buf = chunk;
+    if (this.skipping >= 0) {
+      const nl = buf.indexOf(10);
+      if (nl < 0) {
+        this.skipping += buf.length;
+        done();
+        return;
+      }
+      this.emitLongLine(this.skipping + nl);
+      this.skipping = -1;
+      buf = buf.subarray(nl); // keeps the newline
+    }
+    if (this.carry.length > 0) buf = Buffer.concat([this.carry, buf]);
+    const lastNl = buf.lastIndexOf(10);
+    if (lastNl < 0) {
+      this.holdPartialLine(buf);
+      done();
+      return;
+    }
+    this.processLines(buf, lastNl + 1);
+    this.holdPartialLine(buf.subarray(lastNl + 1));
+    done();
+  }
+
+  override _flush(done: TransformCallback): void {
+    if (this.skipping >= 0) this.emitLongLine(this.skipping);
+    else if (this.carry.length > 0) this.processLines(this.carry, this.carry.length);
+    this.carry = Buffer.alloc(0);
+    done();
+  }
+
+  private holdPartialLine(rest: Buffer): void {
+    if (rest.length > MAX_LINE_BYTES) {
+      this.carry = Buffer.alloc(0);
+      this.skipping = rest.length;
+    } else {
+      // Copy so the carry does not pin the whole (possibly 1 MiB) chunk it came from.
+      this.carry = rest.length > 0 ? Buffer.from(rest) : Buffer.alloc(0);
+    }
+  }
+
+  private emitLongLine(bytes: number): void {
+    this.masked++;
+    this.out(Buffer.from(longLineMarker(bytes), 'latin1'));
+  }
+
+  /** Redacts buf[0, end), which ends at a line boundary (or at the end of the input). */
+  private processLines(buf: Buffer, end: number): void {
+    if (this.observer) this.observeLines(buf, end);
+    if (!hasHint(buf, 0, end)) {
+      this.out(buf.subarray(0, end));
+      return;
+    }
+    let copied = 0;
+    let lineStart = 0;
+    while (lineStart < end) {
+      let lineEnd = buf.indexOf(10, lineStart);
+      if (lineEnd < 0 || lineEnd >= end) lineEnd = end;
+      if (lineEnd - lineStart > MAX_LINE_BYTES) {
+        this.out(buf.subarray(copied, lineStart));
+        this.emitLongLine(lineEnd - lineStart);
+        copied = lineEnd;
+      } else if (hasHint(buf, lineStart, lineEnd)) {
+        const { line, masked } = redactLine(buf.toString('latin1', lineStart, lineEnd));
+        if (masked > 0) {
+          this.out(buf.subarray(copied, lineStart));
+          this.out(Buffer.from(line, 'latin1'));
+          this.masked += masked;
+          copied = lineEnd;
+        }
+      }
+      lineStart = lineEnd + 1;
+    }
+    this.out(buf.subarray(copied, end));
+  }
+
+  private observeLines(buf: Buffer, end: number): void {
+    const { needle, onLine } = this.observer as LineObserver;
+    let at = buf.indexOf(needle, 0);
+    while (at >= 0 && at < end) {
+      const start = buf.lastIndexOf(10, at) + 1;
+      let lineEnd = buf.indexOf(10, at);
+      if (lineEnd < 0 || lineEnd > end) lineEnd = end;
+      onLine(buf.subarray(start, lineEnd));
+      at = buf.indexOf(needle, lineEnd);
+    }
+  }
+
+  private out(bytes: Buffer): void {
+    if (!this.discard && bytes.length > 0) this.push(bytes);
+  }
+}

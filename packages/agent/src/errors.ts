@@ -1,0 +1,54 @@
+// Typed errors of guard-agent. Only main.ts turns them into exit codes (EXIT_CODES); 130 and
+// 143 are never set here: they come from the default SIGINT/SIGTERM disposition, as the
+// agent installs no signal handlers (spec 1.7).
+
+export type ErrorKind =
+  | 'usage' // bad flags or arguments
+  | 'config' // the config file is missing, unreadable or invalid
+  | 'output_exists' // a file or symlink already sits at the --out path
+  | 'output_dir' // the output directory cannot be created or written
+  | 'redaction' // a log member could not be redacted (it is never included unredacted)
+  | 'bundle' // a bundle file is missing, corrupt, or does not match its manifest
+  | 'io'; // any other file or system error
+
+export class AgentError extends Error {
+  readonly kind: ErrorKind;
+  constructor(kind: ErrorKind, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'AgentError';
+    this.kind = kind;
+  }
+}
+
+/** The one table from error kinds to exit codes (spec 7.1). */
+export const EXIT_CODES: Record<ErrorKind | 'ok' | 'unexpected', number> = {
+  ok: 0,
+  usage: 1,
+  config: 1,
+  output_exists: 1,
+  output_dir: 1,
+  redaction: 1,
+  bundle: 1,
+  io: 1,
+  unexpected: 1,
+};
+
+/** `ENOENT: no such file…` → `no such file or directory`, for messages that name the path themselves. */
+export function describeSystemError(error: unknown): string {
+  const e = error as NodeJS.ErrnoException;
+  if (e && typeof e.code === 'string') {
+    const known: Record<string, string> = {
+      ENOENT: 'no such file or directory',
+      EACCES: 'permission denied',
+      EPERM: 'operation not permitted',
+      EISDIR: 'is a directory',
+      ENOTDIR: 'a parent is not a directory',
+      EEXIST: 'already exists',
+      ENOSPC: 'no space left on device',
+      EROFS: 'read-only file system',
+      ELOOP: 'too many levels of symbolic links',
+    };
+    return known[e.code] ?? `${e.code}: ${e.message}`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
