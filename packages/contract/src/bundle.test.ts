@@ -19,13 +19,21 @@ test('the cap is 180 MiB', () => {
 test('the redaction pattern matches the contract keys only', () => {
   for (const k of ['api_key', 'enroll_token', 'refresh_token', '_token', 'client_secret', 'a.b_secret'])
     assert.ok(REDACTION_PATTERN.test(k), k);
-  for (const k of ['token', 'secret', 'api_keys', 'xapi_key', 'API_KEY', 'tokens']) assert.ok(!REDACTION_PATTERN.test(k), k);
+  for (const k of ['token', 'secret', 'api_keys', 'xapi_key', 'API_KEY', 'tokens'])
+    assert.ok(!REDACTION_PATTERN.test(k), k);
 });
 
 test('rotated segment names follow the logrotate compress convention', () => {
   assert.equal(rotatedSegmentNumber('agent.log', 'agent.log.1.gz'), 1);
   assert.equal(rotatedSegmentNumber('agent.log', 'agent.log.12.gz'), 12);
-  for (const n of ['agent.log.0.gz', 'agent.log.01.gz', 'agent.log.1', 'agent.log.x.gz', 'other.log.1.gz', 'agent.log..gz'])
+  for (const n of [
+    'agent.log.0.gz',
+    'agent.log.01.gz',
+    'agent.log.1',
+    'agent.log.x.gz',
+    'other.log.1.gz',
+    'agent.log..gz',
+  ])
     assert.equal(rotatedSegmentNumber('agent.log', n), undefined, n);
 });
 
@@ -39,7 +47,11 @@ describe('parseManifest', () => {
     ['wrong bundle_version', { ...valid, bundle_version: 2 }, /bundle_version/],
     ['unknown trigger', { ...valid, trigger: 'cron' }, /trigger must be one of cli, console_push/],
     ['bad timestamp', { ...valid, generated_at: 'yesterday' }, /generated_at/],
-    ['path in a member name', { ...valid, contents: [{ name: '../etc/passwd', size: 1, sha256: 'a'.repeat(64) }] }, /contents\[0\]\.name/],
+    [
+      'path in a member name',
+      { ...valid, contents: [{ name: '../etc/passwd', size: 1, sha256: 'a'.repeat(64) }] },
+      /contents\[0\]\.name/,
+    ],
     ['negative size', { ...valid, contents: [{ name: 'a', size: -1, sha256: 'a'.repeat(64) }] }, /contents\[0\]\.size/],
     ['uppercase sha256', { ...valid, contents: [{ name: 'a', size: 1, sha256: 'A'.repeat(64) }] }, /sha256/],
     ['duplicate member', { ...valid, contents: [valid.contents[0], valid.contents[0]] }, /unique/],

@@ -1,1 +1,2 @@
 export * from './bundle.ts';
+export * from './wire.ts';

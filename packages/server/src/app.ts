@@ -1,0 +1,92 @@
+// The whole architecture in registration order: infrastructure (logging, errors, OpenAPI,
+// auth), then capabilities' routes. Reading this file shows everything the server does.
+
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { resolvePrincipal } from './auth/principal.ts';
+import type { AppDeps } from './deps.ts';
+import { enrollmentRoutes } from './enrollment/routes.ts';
+import { ApiError } from './errors.ts';
+import { healthRoutes } from './health.ts';
+import { objectRoutes } from './objects/routes.ts';
+import { supportRoutes } from './support/routes.ts';
+import { SERVER_VERSION } from './version.ts';
+
+/** JSON bodies are small (a manifest is the largest); objects stream through their own route. */
+export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
+
+export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger:
+      options.logger === false
+        ? false
+        : {
+            level: deps.config.logLevel,
+            // Secrets never reach the log: no auth headers, and no query strings (presigned
+            // URLs carry their signature there).
+            serializers: {
+              req: (req) => ({ method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip }),
+            },
+            redact: ['req.headers.authorization', 'headers.authorization'],
+          },
+    bodyLimit: JSON_BODY_LIMIT_BYTES,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // --- infrastructure ---------------------------------------------------------------
+  app.setErrorHandler((error: FastifyError | ApiError, req, reply) => {
+    if (error instanceof ApiError)
+      return reply.code(error.status).send({ error: { code: error.code, message: error.message } });
+    if ((error as FastifyError).validation) {
+      return reply.code(400).send({ error: { code: 'invalid_request', message: error.message } });
+    }
+    const status = (error as FastifyError).statusCode;
+    if (status && status >= 400 && status < 500) {
+      const code = (error as FastifyError).code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'body_too_large' : 'invalid_request';
+      return reply.code(status).send({ error: { code, message: error.message } });
+    }
+    req.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ error: { code: 'internal', message: 'internal server error' } });
+  });
+  app.setNotFoundHandler((req, reply) =>
+    reply
+      .code(404)
+      .send({ error: { code: 'not_found', message: `no route for ${req.method} ${req.url.split('?')[0]}` } }),
+  );
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-guard-server', SERVER_VERSION);
+    req.principal = undefined;
+  });
+  app.addHook('preHandler', async (req) => {
+    req.principal = await resolvePrincipal(deps.db, req.headers.authorization);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: 'Guard API',
+        version: SERVER_VERSION,
+        description: 'guard-server /v1 API. Errors are {"error": {"code", "message"}}.',
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'agent API key (gak_…) or user API token (gut_…)' },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  // --- capabilities -----------------------------------------------------------------
+  await app.register(healthRoutes, deps);
+  await app.register(enrollmentRoutes, deps);
+  await app.register(supportRoutes, deps);
+  await app.register(objectRoutes, deps); // its own content-type parser: raw streamed bodies
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

@@ -1,0 +1,67 @@
+// Who is calling: resolved once per request from `Authorization: Bearer <secret>`, then
+// checked by each route with requireAgent / requireUser. Every query a route makes is scoped
+// by the principal's tenant.
+
+import type { FastifyRequest } from 'fastify';
+import type { Db } from '../db/index.ts';
+import type { Role } from '../db/tables.ts';
+import { forbidden, unauthorized } from '../errors.ts';
+import { hashSecret, secretKind } from './secrets.ts';
+
+export type Principal =
+  | { kind: 'agent'; agentId: string; tenantId: string; hostname: string }
+  | { kind: 'user'; userId: string; tenantId: string | null; role: Role; email: string };
+
+const BEARER = /^Bearer ([A-Za-z0-9_-]{10,200})$/;
+
+export async function resolvePrincipal(db: Db, authorization: string | undefined): Promise<Principal | undefined> {
+  if (!authorization) return undefined;
+  const m = BEARER.exec(authorization);
+  if (!m) throw unauthorized('the Authorization header must be "Bearer <token>"');
+  const secret = m[1];
+  const hash = hashSecret(secret);
+  switch (secretKind(secret)) {
+    case 'agentKey': {
+      const agent = await db
+        .selectFrom('agents')
+        .select(['id', 'tenant_id', 'hostname'])
+        .where('api_key_hash', '=', hash)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      return agent && { kind: 'agent', agentId: agent.id, tenantId: agent.tenant_id, hostname: agent.hostname };
+    }
+    case 'userToken': {
+      const user = await db
+        .selectFrom('api_tokens')
+        .innerJoin('users', 'users.id', 'api_tokens.user_id')
+        .select(['users.id', 'users.tenant_id', 'users.role', 'users.email'])
+        .where('api_tokens.token_hash', '=', hash)
+        .where('api_tokens.revoked_at', 'is', null)
+        .executeTakeFirst();
+      return user && { kind: 'user', userId: user.id, tenantId: user.tenant_id, role: user.role, email: user.email };
+    }
+    default:
+      return undefined;
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | undefined;
+  }
+}
+
+export function requireAgent(req: FastifyRequest): Extract<Principal, { kind: 'agent' }> {
+  const p = req.principal;
+  if (!p) throw unauthorized();
+  if (p.kind !== 'agent') throw forbidden('this endpoint takes an agent API key');
+  return p;
+}
+
+export function requireUser(req: FastifyRequest, roles: Role[]): Extract<Principal, { kind: 'user' }> {
+  const p = req.principal;
+  if (!p) throw unauthorized();
+  if (p.kind !== 'user') throw forbidden('this endpoint takes a user API token');
+  if (!roles.includes(p.role)) throw forbidden(`this endpoint needs the ${roles.join(' or ')} role`);
+  return p;
+}

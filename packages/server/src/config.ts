@@ -1,0 +1,137 @@
+// guard-server configuration (DESIGN §7): command-line flags over GUARD_SERVER_* environment
+// variables over an optional YAML file over defaults. Loaded once, validated, passed down.
+
+import { readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFAULT_MAX_BUNDLE_BYTES } from '@guard/contract';
+import { parse as parseYaml } from 'yaml';
+
+export interface ServerConfig {
+  dataDir: string;
+  host: string;
+  port: number;
+  /**
+   * Base of presigned URLs and console links, without a trailing slash; undefined means
+   * "http://<the address actually listened on>" (resolved once the port is known).
+   */
+  publicUrl: string | undefined;
+  webhookAllowPrivate: boolean;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  maxBundleBytes: number;
+  /** How often unregistered, expired uploads are collected. */
+  gcIntervalSeconds: number;
+}
+
+/** One row per setting: the documented table in docs/guard-server.md mirrors it. */
+export const SETTINGS = [
+  { key: 'dataDir', flag: 'data-dir', env: 'GUARD_SERVER_DATA_DIR', file: 'data_dir', default: './data' },
+  { key: 'listen', flag: 'listen', env: 'GUARD_SERVER_LISTEN', file: 'listen', default: '127.0.0.1:8080' },
+  { key: 'publicUrl', flag: 'public-url', env: 'GUARD_SERVER_PUBLIC_URL', file: 'public_url', default: '' },
+  {
+    key: 'webhookAllowPrivate',
+    flag: 'webhook-allow-private',
+    env: 'GUARD_SERVER_WEBHOOK_ALLOW_PRIVATE',
+    file: 'webhook_allow_private',
+    default: 'false',
+  },
+  { key: 'logLevel', flag: 'log-level', env: 'GUARD_SERVER_LOG_LEVEL', file: 'log_level', default: 'info' },
+  {
+    key: 'maxBundleBytes',
+    flag: 'max-bundle-bytes',
+    env: 'GUARD_SERVER_MAX_BUNDLE_BYTES',
+    file: 'max_bundle_bytes',
+    default: String(DEFAULT_MAX_BUNDLE_BYTES),
+  },
+  {
+    key: 'gcIntervalSeconds',
+    flag: 'gc-interval',
+    env: 'GUARD_SERVER_GC_INTERVAL',
+    file: 'gc_interval_seconds',
+    default: '60',
+  },
+] as const;
+
+export class ConfigError extends Error {}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function parseServerArgs(argv: string[]): {
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+} {
+  const options: Record<string, { type: 'string' | 'boolean' }> = {
+    config: { type: 'string' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean' },
+  };
+  for (const s of SETTINGS) options[s.flag] = { type: s.key === 'webhookAllowPrivate' ? 'boolean' : 'string' };
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    return { values: values as Record<string, string | boolean | undefined>, positionals };
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
+export function loadServerConfig(
+  flags: Record<string, string | boolean | undefined>,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): ServerConfig {
+  let file: Record<string, unknown> = {};
+  const configPath = (flags.config as string | undefined) ?? env.GUARD_SERVER_CONFIG;
+  if (configPath) {
+    try {
+      const doc = parseYaml(readFileSync(resolve(cwd, configPath), 'utf8')) ?? {};
+      if (typeof doc !== 'object' || Array.isArray(doc)) throw new Error('must be a YAML mapping');
+      file = doc as Record<string, unknown>;
+    } catch (error) {
+      throw new ConfigError(`config file ${configPath}: ${(error as Error).message}`);
+    }
+  }
+  const raw: Record<string, string> = {};
+  for (const s of SETTINGS) {
+    const v = flags[s.flag] ?? env[s.env] ?? file[s.file] ?? s.default;
+    raw[s.key] = String(v);
+  }
+  const listen = /^(.+):(\d{1,5})$/.exec(raw.listen);
+  if (!listen || Number(listen[2]) > 65535) throw new ConfigError(`listen must be HOST:PORT, got ${raw.listen}`);
+  const host = listen[1].replace(/^\[(.*)\]$/, '$1');
+  const port = Number(listen[2]);
+  const integer = (key: string, min: number): number => {
+    const n = Number(raw[key]);
+    if (!Number.isSafeInteger(n) || n < min)
+      throw new ConfigError(`${key} must be an integer >= ${min}, got ${raw[key]}`);
+    return n;
+  };
+  const bool = (key: string): boolean => {
+    if (!['true', 'false', '1', '0'].includes(raw[key])) throw new ConfigError(`${key} must be true or false`);
+    return raw[key] === 'true' || raw[key] === '1';
+  };
+  if (!LOG_LEVELS.includes(raw.logLevel as ServerConfig['logLevel']))
+    throw new ConfigError(`log level must be one of ${LOG_LEVELS.join(', ')}`);
+  const publicUrl = raw.publicUrl === '' ? undefined : raw.publicUrl;
+  if (publicUrl !== undefined) {
+    let parsed: URL;
+    try {
+      parsed = new URL(publicUrl);
+    } catch {
+      throw new ConfigError(`public URL must be an absolute http(s) URL, got ${publicUrl}`);
+    }
+    if (!['http:', 'https:'].includes(parsed.protocol) || parsed.username || parsed.search || parsed.hash)
+      throw new ConfigError(
+        `public URL must be an http(s) URL without credentials, query or fragment, got ${publicUrl}`,
+      );
+  }
+  return {
+    dataDir: isAbsolute(raw.dataDir) ? raw.dataDir : resolve(cwd, raw.dataDir),
+    host,
+    port,
+    publicUrl: publicUrl?.replace(/\/+$/, ''),
+    webhookAllowPrivate: bool('webhookAllowPrivate'),
+    logLevel: raw.logLevel as ServerConfig['logLevel'],
+    maxBundleBytes: integer('maxBundleBytes', 1),
+    gcIntervalSeconds: integer('gcIntervalSeconds', 1),
+  };
+}

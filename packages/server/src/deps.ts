@@ -1,0 +1,15 @@
+import type { ServerConfig } from './config.ts';
+import type { Db } from './db/index.ts';
+import type { MasterKey } from './master-key.ts';
+import type { FsObjectStore } from './objects/fs-store.ts';
+
+/** What route modules get handed: no module reaches for globals, env or the clock itself. */
+export interface AppDeps {
+  config: ServerConfig;
+  db: Db;
+  store: FsObjectStore;
+  masterKey: MasterKey;
+  now: () => Date;
+  /** Base URL of presigned URLs: --public-url, or the address listened on. */
+  publicUrl: () => string;
+}

@@ -1,0 +1,71 @@
+// PUT <presigned URL>: the object-storage side of the upload, served by guard-server.
+// Auth is the URL signature alone; an Authorization header is refused (as S3 refuses two
+// auth mechanisms), so a client that leaks its API key here fails loudly in tests.
+
+import { ApiErrorBody } from '@guard/contract';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { AppDeps } from '../deps.ts';
+import { ApiError } from '../errors.ts';
+import { checkGrant, OBJECTS_PATH } from './presign.ts';
+import { ObjectMismatchError } from './store.ts';
+
+export async function objectRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const presignKey = deps.masterKey.derive('presign');
+  // The body is the object's raw bytes, streamed by the handler: no parser, no body limit here.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_req, _payload, done) => done(null));
+
+  app.put(
+    `${OBJECTS_PATH}*`,
+    {
+      schema: {
+        tags: ['objects'],
+        summary: 'Upload an object through a presigned URL (no Authorization header)',
+        response: { 200: Type.Object({ object_key: Type.String(), size: Type.Integer() }), '4xx': ApiErrorBody },
+      },
+    },
+    async (req, reply) => {
+      if (req.headers.authorization !== undefined)
+        throw new ApiError(400, 'authorization_not_allowed', 'a presigned PUT must not carry an Authorization header');
+      const objectKey = (req.params as { '*': string })['*'];
+      const check = checkGrant(presignKey, objectKey, req.query as Record<string, unknown>, deps.now());
+      if (!check.ok) throw new ApiError(check.code === 'malformed_url' ? 400 : 403, check.code, check.message);
+      const { grant } = check;
+      if (req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] === undefined)
+        throw new ApiError(
+          411,
+          'length_required',
+          'send the body with an exact Content-Length (chunked uploads are refused)',
+        );
+      const length = Number(req.headers['content-length']);
+      if (length !== grant.size)
+        throw new ApiError(400, 'size_mismatch', `Content-Length is ${length}, the presigned size is ${grant.size}`);
+      const upload = await deps.db
+        .selectFrom('uploads')
+        .select(['state'])
+        .where('object_key', '=', objectKey)
+        .where('tenant_id', '=', grant.tenantId)
+        .executeTakeFirst();
+      if (!upload) throw new ApiError(404, 'not_found', 'no upload was presigned for this object');
+      if (upload.state === 'registered')
+        throw new ApiError(409, 'already_registered', 'this object is already registered');
+      try {
+        await deps.store.put(objectKey, req.raw, { size: grant.size, sha256: grant.sha256 });
+      } catch (error) {
+        if (error instanceof ObjectMismatchError) throw new ApiError(400, error.reason, error.message);
+        if (req.raw.destroyed || req.raw.readableAborted)
+          throw new ApiError(400, 'incomplete_body', 'the connection closed before the whole body arrived');
+        throw error;
+      }
+      await deps.db
+        .updateTable('uploads')
+        .set({ state: 'stored' })
+        .where('object_key', '=', objectKey)
+        .where('state', '=', 'presigned')
+        .execute();
+      req.log.info({ objectKey, size: grant.size }, 'object stored');
+      return reply.code(200).send({ object_key: objectKey, size: grant.size });
+    },
+  );
+}

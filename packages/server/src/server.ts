@@ -1,0 +1,65 @@
+// Starting and stopping the service: open the data dir (database, master key, object
+// store), sweep what a crash left, listen, collect expired uploads on a timer, and on
+// SIGTERM/SIGINT stop accepting, finish in-flight requests and close the database.
+
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.ts';
+import type { ServerConfig } from './config.ts';
+import { openDatabase } from './db/index.ts';
+import type { AppDeps } from './deps.ts';
+import { loadOrCreateMasterKey } from './master-key.ts';
+import { FsObjectStore } from './objects/fs-store.ts';
+import { collectExpiredUploads } from './objects/gc.ts';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  deps: AppDeps;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function openDeps(config: ServerConfig, now: () => Date, publicUrl: () => string): Promise<AppDeps> {
+  const db = await openDatabase(config.dataDir);
+  const masterKey = loadOrCreateMasterKey(config.dataDir);
+  const store = new FsObjectStore(join(config.dataDir, 'objects'));
+  await store.init();
+  return { config, db, store, masterKey, now, publicUrl };
+}
+
+export async function startServer(
+  config: ServerConfig,
+  options: { now?: () => Date; logger?: boolean } = {},
+): Promise<RunningServer> {
+  // --public-url, or else the address actually listened on (known only after listen()).
+  let publicUrl = config.publicUrl;
+  const deps = await openDeps(config, options.now ?? (() => new Date()), () => {
+    if (!publicUrl) throw new Error('the public URL is known once the server listens');
+    return publicUrl;
+  });
+  const swept = await deps.store.sweepPartials();
+  const app = await buildApp(deps, { logger: options.logger });
+  if (swept > 0) app.log.info({ swept }, 'removed partial uploads left by an earlier crash');
+  await app.listen({ host: config.host, port: config.port });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  publicUrl ??= `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  const gc = setInterval(() => {
+    collectExpiredUploads(deps).then(
+      (n) => n > 0 && app.log.info({ collected: n }, 'collected expired uploads'),
+      (error) => app.log.error({ err: error }, 'upload collection failed'),
+    );
+  }, config.gcIntervalSeconds * 1000);
+  gc.unref();
+  return {
+    app,
+    deps,
+    url: deps.publicUrl(),
+    async close() {
+      clearInterval(gc);
+      await app.close();
+      await deps.db.destroy();
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import type { Principal } from '../auth/principal.ts';
+import { newId } from '../auth/secrets.ts';
+import type { AppDeps } from '../deps.ts';
+
+export type AuditAction = 'bundle.list' | 'bundle.show' | 'bundle.download';
+
+/** Every support read is written here before the data is returned. */
+export async function audit(
+  deps: Pick<AppDeps, 'db' | 'now'>,
+  who: Extract<Principal, { kind: 'user' }>,
+  action: AuditAction,
+  target: string,
+  tenantId: string | null,
+): Promise<void> {
+  await deps.db
+    .insertInto('audit_log')
+    .values({
+      id: newId('au'),
+      at: deps.now().toISOString(),
+      actor_id: who.userId,
+      actor_role: who.role,
+      tenant_id: tenantId,
+      action,
+      target,
+    })
+    .execute();
+}
