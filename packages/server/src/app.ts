@@ -11,8 +11,10 @@ import { enrollmentRoutes } from './enrollment/routes.ts';
 import { ApiError } from './errors.ts';
 import { healthRoutes } from './health.ts';
 import { objectRoutes } from './objects/routes.ts';
+import { signalRoutes } from './signals/routes.ts';
 import { supportRoutes } from './support/routes.ts';
 import { SERVER_VERSION } from './version.ts';
+import { webhookRoutes } from './webhooks/routes.ts';
 
 /** JSON bodies are small (a manifest is the largest); objects stream through their own route. */
 export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
@@ -86,7 +88,15 @@ export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}
   await app.register(healthRoutes, deps);
   await app.register(enrollmentRoutes, deps);
   await app.register(supportRoutes, deps);
+  const withWake = { ...deps, wakeDeliveries: deps.webhooks.wake };
+  await app.register(signalRoutes, withWake);
+  await app.register(webhookRoutes, withWake);
   await app.register(objectRoutes, deps); // its own content-type parser: raw streamed bodies
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) =>
+    reply
+      .header('content-type', deps.webhooks.metrics.registry.contentType)
+      .send(await deps.webhooks.metrics.registry.metrics()),
+  );
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -6,6 +6,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MAX_BUNDLE_BYTES } from '@guard/contract';
 import { parse as parseYaml } from 'yaml';
+import { parseSchedule } from './webhooks/retry-schedule.ts';
 
 export interface ServerConfig {
   dataDir: string;
@@ -21,6 +22,16 @@ export interface ServerConfig {
   maxBundleBytes: number;
   /** How often unregistered, expired uploads are collected. */
   gcIntervalSeconds: number;
+  webhook: {
+    /** Wait before each attempt, ms; the first entry is the first try. */
+    retrySchedule: number[];
+    concurrency: number;
+    perEndpointConcurrency: number;
+    timeoutMs: number;
+    disableAfterMs: number;
+    leaseMs: number;
+    pollMs: number;
+  };
 }
 
 /** One row per setting: the documented table in docs/guard-server.md mirrors it. */
@@ -50,9 +61,68 @@ export const SETTINGS = [
     file: 'gc_interval_seconds',
     default: '60',
   },
+  {
+    key: 'webhookRetrySchedule',
+    flag: 'webhook-retry-schedule',
+    env: 'GUARD_SERVER_WEBHOOK_RETRY_SCHEDULE',
+    file: 'webhook_retry_schedule',
+    default: '0,5s,5m,30m,2h,5h,10h,10h',
+  },
+  {
+    key: 'webhookConcurrency',
+    flag: 'webhook-concurrency',
+    env: 'GUARD_SERVER_WEBHOOK_CONCURRENCY',
+    file: 'webhook_concurrency',
+    default: '256',
+  },
+  {
+    key: 'webhookPerEndpointConcurrency',
+    flag: 'webhook-endpoint-concurrency',
+    env: 'GUARD_SERVER_WEBHOOK_ENDPOINT_CONCURRENCY',
+    file: 'webhook_endpoint_concurrency',
+    default: '16',
+  },
+  {
+    key: 'webhookTimeoutMs',
+    flag: 'webhook-timeout-ms',
+    env: 'GUARD_SERVER_WEBHOOK_TIMEOUT_MS',
+    file: 'webhook_timeout_ms',
+    default: '15000',
+  },
+  {
+    key: 'webhookDisableAfterSeconds',
+    flag: 'webhook-disable-after',
+    env: 'GUARD_SERVER_WEBHOOK_DISABLE_AFTER',
+    file: 'webhook_disable_after_seconds',
+    default: String(5 * 24 * 3600),
+  },
+  {
+    key: 'webhookLeaseMs',
+    flag: 'webhook-lease-ms',
+    env: 'GUARD_SERVER_WEBHOOK_LEASE_MS',
+    file: 'webhook_lease_ms',
+    default: '60000',
+  },
+  {
+    key: 'webhookPollMs',
+    flag: 'webhook-poll-ms',
+    env: 'GUARD_SERVER_WEBHOOK_POLL_MS',
+    file: 'webhook_poll_ms',
+    default: '250',
+  },
 ] as const;
 
 export class ConfigError extends Error {}
+
+function schedule(text: string): number[] {
+  try {
+    const ms = parseSchedule(text);
+    if (ms.length === 0 || ms.length > 50) throw new Error('give 1 to 50 entries');
+    return ms;
+  } catch (error) {
+    throw new ConfigError(`webhook retry schedule: ${(error as Error).message}`);
+  }
+}
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -133,5 +203,14 @@ export function loadServerConfig(
     logLevel: raw.logLevel as ServerConfig['logLevel'],
     maxBundleBytes: integer('maxBundleBytes', 1),
     gcIntervalSeconds: integer('gcIntervalSeconds', 1),
+    webhook: {
+      retrySchedule: schedule(raw.webhookRetrySchedule),
+      concurrency: integer('webhookConcurrency', 1),
+      perEndpointConcurrency: integer('webhookPerEndpointConcurrency', 1),
+      timeoutMs: integer('webhookTimeoutMs', 100),
+      disableAfterMs: integer('webhookDisableAfterSeconds', 1) * 1000,
+      leaseMs: integer('webhookLeaseMs', 1000),
+      pollMs: integer('webhookPollMs', 10),
+    },
   };
 }

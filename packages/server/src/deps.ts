@@ -2,6 +2,7 @@ import type { ServerConfig } from './config.ts';
 import type { Db } from './db/index.ts';
 import type { MasterKey } from './master-key.ts';
 import type { FsObjectStore } from './objects/fs-store.ts';
+import type { WebhookMetrics } from './webhooks/metrics.ts';
 
 /** What route modules get handed: no module reaches for globals, env or the clock itself. */
 export interface AppDeps {
@@ -12,4 +13,6 @@ export interface AppDeps {
   now: () => Date;
   /** Base URL of presigned URLs: --public-url, or the address listened on. */
   publicUrl: () => string;
+  /** Delivery machinery: the worker claims due deliveries, metrics count them. */
+  webhooks: { wake: () => void; metrics: WebhookMetrics };
 }

@@ -11,20 +11,54 @@ import type { AppDeps } from './deps.ts';
 import { loadOrCreateMasterKey } from './master-key.ts';
 import { FsObjectStore } from './objects/fs-store.ts';
 import { collectExpiredUploads } from './objects/gc.ts';
+import { createDeliveryAgent } from './webhooks/http-client.ts';
+import { createMetrics } from './webhooks/metrics.ts';
+import { DeliveryWorker } from './webhooks/worker.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
-  deps: AppDeps;
+  deps: AppDeps & { worker: DeliveryWorker };
   url: string;
   close(): Promise<void>;
 }
 
-export async function openDeps(config: ServerConfig, now: () => Date, publicUrl: () => string): Promise<AppDeps> {
+export async function openDeps(
+  config: ServerConfig,
+  now: () => Date,
+  publicUrl: () => string,
+): Promise<AppDeps & { worker: DeliveryWorker }> {
   const db = await openDatabase(config.dataDir);
   const masterKey = loadOrCreateMasterKey(config.dataDir);
   const store = new FsObjectStore(join(config.dataDir, 'objects'));
   await store.init();
-  return { config, db, store, masterKey, now, publicUrl };
+  const metrics = createMetrics(db, now);
+  const w = config.webhook;
+  const worker = new DeliveryWorker(
+    {
+      db,
+      agent: createDeliveryAgent({
+        allowPrivate: config.webhookAllowPrivate,
+        connectionsPerOrigin: w.perEndpointConcurrency,
+        timeoutMs: w.timeoutMs,
+      }),
+      secretKey: masterKey.derive('webhook-secrets'),
+      consoleBaseUrl: publicUrl,
+      now,
+      random: Math.random,
+      metrics,
+      log: { info() {}, warn() {}, error() {} },
+    },
+    {
+      concurrency: w.concurrency,
+      perEndpointConcurrency: w.perEndpointConcurrency,
+      leaseMs: w.leaseMs,
+      pollMs: w.pollMs,
+      timeoutMs: w.timeoutMs,
+      schedule: w.retrySchedule,
+      disableAfterMs: w.disableAfterMs,
+    },
+  );
+  return { config, db, store, masterKey, now, publicUrl, webhooks: { wake: () => worker.wake(), metrics }, worker };
 }
 
 export async function startServer(
@@ -39,6 +73,7 @@ export async function startServer(
   });
   const swept = await deps.store.sweepPartials();
   const app = await buildApp(deps, { logger: options.logger });
+  deps.worker.setLog(app.log);
   if (swept > 0) app.log.info({ swept }, 'removed partial uploads left by an earlier crash');
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
@@ -52,6 +87,8 @@ export async function startServer(
     );
   }, config.gcIntervalSeconds * 1000);
   gc.unref();
+  // The embedded SQLite database has one owner: leases of a crashed run are released at once.
+  await deps.worker.start({ releaseLeases: true });
   return {
     app,
     deps,
@@ -59,6 +96,7 @@ export async function startServer(
     async close() {
       clearInterval(gc);
       await app.close();
+      await deps.worker.stop();
       await deps.db.destroy();
     },
   };

@@ -94,6 +94,96 @@ const MIGRATIONS: Record<string, Migration> = {
         .execute();
     },
   },
+  '0002_signals_and_webhooks': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('signals')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+        .addColumn('agent_id', 'text', (c) => c.references('agents.id'))
+        .addColumn('server_id', 'text', (c) => c.notNull())
+        .addColumn('server_name', 'text', (c) => c.notNull())
+        .addColumn('signal_type', 'text', (c) => c.notNull())
+        .addColumn('severity', 'integer', (c) => c.notNull().check(sql`severity between 1 and 5`))
+        .addColumn('description', 'text', (c) => c.notNull())
+        .addColumn('identity_id', 'text', (c) => c.notNull())
+        .addColumn('identity_name', 'text', (c) => c.notNull())
+        .addColumn('environment', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('received_at', 'text', (c) => c.notNull())
+        .addColumn('is_test', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema
+        .createIndex('signals_tenant_received')
+        .on('signals')
+        .columns(['tenant_id', 'received_at'])
+        .execute();
+      await db.schema
+        .createTable('webhook_endpoints')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('headers', 'text', (c) => c.notNull())
+        .addColumn('secret_sealed', 'text', (c) => c.notNull())
+        .addColumn('enabled', 'integer', (c) => c.notNull())
+        .addColumn('disabled_reason', 'text')
+        .addColumn('failing_since', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('webhook_endpoints_tenant')
+        .on('webhook_endpoints')
+        .columns(['tenant_id', 'enabled'])
+        .execute();
+      await db.schema
+        .createTable('webhook_deliveries')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+        .addColumn('signal_id', 'text', (c) => c.notNull().references('signals.id'))
+        .addColumn('endpoint_id', 'text', (c) => c.notNull().references('webhook_endpoints.id').onDelete('cascade'))
+        .addColumn('state', 'text', (c) =>
+          c.notNull().check(sql`state in ('pending', 'delivering', 'succeeded', 'failed')`),
+        )
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'text', (c) => c.notNull())
+        .addColumn('lease_until', 'text')
+        .addColumn('last_status', 'integer')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('completed_at', 'text')
+        .addUniqueConstraint('webhook_deliveries_signal_endpoint', ['signal_id', 'endpoint_id'])
+        .execute();
+      await db.schema
+        .createIndex('webhook_deliveries_due')
+        .on('webhook_deliveries')
+        .columns(['state', 'next_attempt_at'])
+        .execute();
+      await db.schema
+        .createIndex('webhook_deliveries_endpoint')
+        .on('webhook_deliveries')
+        .columns(['endpoint_id', 'created_at'])
+        .execute();
+      await db.schema
+        .createTable('webhook_attempts')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('delivery_id', 'text', (c) => c.notNull().references('webhook_deliveries.id').onDelete('cascade'))
+        .addColumn('tenant_id', 'text', (c) => c.notNull())
+        .addColumn('attempt', 'integer', (c) => c.notNull())
+        .addColumn('started_at', 'text', (c) => c.notNull())
+        .addColumn('duration_ms', 'integer', (c) => c.notNull())
+        .addColumn('status', 'integer')
+        .addColumn('error', 'text')
+        .addColumn('response_excerpt', 'text')
+        .execute();
+      await db.schema
+        .createIndex('webhook_attempts_delivery')
+        .on('webhook_attempts')
+        .columns(['delivery_id', 'attempt'])
+        .execute();
+    },
+  },
 };
 
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {

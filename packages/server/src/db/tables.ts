@@ -86,7 +86,76 @@ export interface AuditTable {
   target: string;
 }
 
+export interface SignalTable {
+  id: string;
+  tenant_id: string;
+  agent_id: string | null;
+  server_id: string;
+  server_name: string;
+  signal_type: string;
+  severity: number;
+  description: string;
+  identity_id: string;
+  identity_name: string;
+  environment: string;
+  created_at: string;
+  received_at: string;
+  /** 1 for the synthetic signal of an endpoint's "send test event". */
+  is_test: number;
+}
+
+export interface WebhookEndpointTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  url: string;
+  /** JSON object of custom header name → value. */
+  headers: string;
+  /** AES-256-GCM sealed `whsec_…` secret (see secret-box.ts). */
+  secret_sealed: string;
+  enabled: number;
+  disabled_reason: string | null;
+  /** Start of the current unbroken run of failed attempts, or null. */
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type DeliveryState = 'pending' | 'delivering' | 'succeeded' | 'failed';
+
+/** One (signal, endpoint) delivery; its id is the Guard-Delivery UUID of every attempt. */
+export interface WebhookDeliveryTable {
+  id: string;
+  tenant_id: string;
+  signal_id: string;
+  endpoint_id: string;
+  state: DeliveryState;
+  attempts: number;
+  next_attempt_at: string;
+  lease_until: string | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export interface WebhookAttemptTable {
+  id: string;
+  delivery_id: string;
+  tenant_id: string;
+  attempt: number;
+  started_at: string;
+  duration_ms: number;
+  status: number | null;
+  error: string | null;
+  response_excerpt: string | null;
+}
+
 export interface Database {
+  signals: SignalTable;
+  webhook_endpoints: WebhookEndpointTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_attempts: WebhookAttemptTable;
   tenants: TenantTable;
   users: UserTable;
   api_tokens: ApiTokenTable;

@@ -1,0 +1,59 @@
+// The exact wire format of one delivery attempt (spec 2.6, 4.3; DESIGN §5 contract). The
+// body is serialised once per attempt, with `timestamp` = the send time, and signed over
+// those exact bytes with the SDK's own `sign`.
+
+import { randomBytes } from 'node:crypto';
+import { type SignalCreatedEvent, sign } from '@guard/webhooks';
+import type { SignalTable } from '../db/tables.ts';
+
+export const WEBHOOK_USER_AGENT = 'Guard-Webhook/1.0';
+export const EVENT_SIGNAL_CREATED = 'signal_created';
+
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64url')}`;
+}
+
+export function buildEnvelope(signal: SignalTable, consoleBaseUrl: string, sentAt: Date): SignalCreatedEvent {
+  return {
+    event_type: EVENT_SIGNAL_CREATED,
+    version: 'v1',
+    timestamp: sentAt.toISOString(),
+    tenant_id: signal.tenant_id,
+    data: {
+      signal_id: signal.id,
+      signal_type: signal.signal_type,
+      severity: signal.severity as SignalCreatedEvent['data']['severity'],
+      description: signal.description,
+      server_id: signal.server_id,
+      server_name: signal.server_name,
+      identity_id: signal.identity_id,
+      identity_name: signal.identity_name,
+      environment: signal.environment,
+      created_at: signal.created_at,
+    },
+    console_url: `${consoleBaseUrl}/console/signals/${encodeURIComponent(signal.id)}`,
+  };
+}
+
+/** Body and headers of one attempt. Custom headers go first: reserved names can't be overridden (validated at write). */
+export function buildAttempt(
+  signal: SignalTable,
+  delivery: { id: string },
+  endpoint: { secret: string; headers: Record<string, string> },
+  consoleBaseUrl: string,
+  sentAt: Date,
+): { body: string; headers: Record<string, string> } {
+  const body = JSON.stringify(buildEnvelope(signal, consoleBaseUrl, sentAt));
+  return {
+    body,
+    headers: {
+      ...endpoint.headers,
+      'content-type': 'application/json',
+      'user-agent': WEBHOOK_USER_AGENT,
+      'guard-signature': sign(body, endpoint.secret),
+      'guard-event': EVENT_SIGNAL_CREATED,
+      'guard-delivery': delivery.id,
+      'guard-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+    },
+  };
+}

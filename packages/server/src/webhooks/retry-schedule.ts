@@ -1,0 +1,43 @@
+// When to try a failed delivery again (DESIGN §5): about immediately, 5 s, 5 min, 30 min,
+// 2 h, 5 h, 10 h, 10 h — then the delivery is failed. ±20 % jitter spreads retries of many
+// deliveries that failed together. A Retry-After from the receiver is honoured when it asks
+// for longer (capped). Pure: attempts, randomness and the header come in as arguments.
+
+export const DEFAULT_RETRY_SCHEDULE_MS = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+export const JITTER = 0.2;
+export const RETRY_AFTER_MAX_MS = 24 * 3600 * 1000;
+
+/**
+ * Delay before attempt `attemptsSoFar + 1`, or undefined when the schedule is exhausted.
+ * `schedule[i]` is the wait before the (i+1)-th attempt; schedule[0] is the first try.
+ */
+export function nextRetryDelay(
+  schedule: readonly number[],
+  attemptsSoFar: number,
+  random: () => number,
+  retryAfterMs?: number,
+): number | undefined {
+  if (attemptsSoFar >= schedule.length) return undefined;
+  const base = schedule[attemptsSoFar];
+  const jittered = Math.round(base * (1 - JITTER + 2 * JITTER * random()));
+  if (retryAfterMs !== undefined && retryAfterMs > jittered) return Math.min(retryAfterMs, RETRY_AFTER_MAX_MS);
+  return jittered;
+}
+
+/** Retry-After as seconds or an HTTP date, in ms from now; undefined when absent or invalid. */
+export function parseRetryAfter(value: string | undefined, now: Date): number | undefined {
+  if (!value) return undefined;
+  if (/^\d{1,10}$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now.getTime());
+}
+
+/** "0,5s,5m,30m,2h" → ms; for tests and operators who need another schedule. */
+export function parseSchedule(text: string): number[] {
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  return text.split(',').map((part) => {
+    const m = /^\s*(\d+)(ms|s|m|h)?\s*$/.exec(part);
+    if (!m) throw new Error(`bad retry schedule entry ${JSON.stringify(part)} (use e.g. 0,5s,5m,30m,2h)`);
+    return Number(m[1]) * units[m[2] ?? 'ms'];
+  });
+}

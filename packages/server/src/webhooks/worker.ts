@@ -1,0 +1,446 @@
+// The delivery worker. Named steps: claim due deliveries (a lease) → prepare the attempt
+// (envelope stamped with the send time, signed) → HTTP call → record the outcome (success,
+// retry at the next scheduled time, or failed) → maybe disable an endpoint that has failed
+// without a break for too long.
+//
+// At-least-once: a delivery row exists before anything is sent (outbox, written with its
+// signal); a claim is a lease that expires, so a crash mid-attempt means the delivery is
+// sent again with the same Guard-Delivery. One slow endpoint never delays the others: each
+// endpoint has its own concurrency limit under the global one.
+
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Dispatcher } from 'undici';
+import type { Db } from '../db/index.ts';
+import type { SignalTable, WebhookDeliveryTable } from '../db/tables.ts';
+import { buildAttempt } from './envelope.ts';
+import { type DeliveryResponse, sendDelivery } from './http-client.ts';
+import type { WebhookMetrics } from './metrics.ts';
+import { nextRetryDelay, parseRetryAfter } from './retry-schedule.ts';
+import { open } from './secret-box.ts';
+
+export interface WorkerOptions {
+  concurrency: number;
+  perEndpointConcurrency: number;
+  leaseMs: number;
+  pollMs: number;
+  timeoutMs: number;
+  schedule: readonly number[];
+  /** An endpoint failing without a break for this long is disabled. */
+  disableAfterMs: number;
+}
+
+export interface WorkerDeps {
+  db: Db;
+  agent: Dispatcher;
+  secretKey: Buffer;
+  consoleBaseUrl: () => string;
+  now: () => Date;
+  random: () => number;
+  metrics: WebhookMetrics;
+  log: {
+    info(obj: object, msg: string): void;
+    warn(obj: object, msg: string): void;
+    error(obj: object, msg: string): void;
+  };
+}
+
+interface CachedEndpoint {
+  updatedAt: string;
+  url: string;
+  enabled: boolean;
+  secret: string;
+  headers: Record<string, string>;
+}
+
+interface Outcome {
+  delivery: WebhookDeliveryTable;
+  attempt: number;
+  startedAt: Date;
+  durationMs: number;
+  response: DeliveryResponse | undefined;
+  error: string | undefined;
+  /** Set when nothing was sent because the delivery can no longer be made: it is failed. */
+  abandoned?: string;
+}
+
+const OUTCOME_FLUSH_MS = 5;
+const OUTCOME_BATCH_MAX = 500;
+
+export class DeliveryWorker {
+  private deps: WorkerDeps;
+  private readonly options: WorkerOptions;
+  private readonly inflightByEndpoint = new Map<string, number>();
+  private inflight = 0;
+  private running = false;
+  private ticking = false;
+  private tickAgain = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly endpoints = new Map<string, CachedEndpoint>();
+  private readonly outcomes: Outcome[] = [];
+  private flushTimer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly idle = new Set<() => void>();
+
+  constructor(deps: WorkerDeps, options: WorkerOptions) {
+    this.deps = deps;
+    this.options = options;
+  }
+
+  /** The app's logger exists only once the app is built. */
+  setLog(log: WorkerDeps['log']): void {
+    this.deps = { ...this.deps, log };
+  }
+
+  /**
+   * Starts polling. With the embedded SQLite database one process owns the data, so leases
+   * held by a previous (crashed) run are released at once instead of waiting them out.
+   */
+  async start(options: { releaseLeases: boolean }): Promise<void> {
+    if (options.releaseLeases)
+      await this.deps.db
+        .updateTable('webhook_deliveries')
+        .set({ state: 'pending', lease_until: null })
+        .where('state', '=', 'delivering')
+        .execute();
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /** Stops claiming, waits for attempts in flight and writes their outcomes. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.inflight > 0) await new Promise<void>((resolve) => this.idle.add(resolve));
+    await this.flushOutcomes();
+  }
+
+  /** New work exists (a signal was created, a delivery redelivered): claim now. */
+  wake(): void {
+    if (this.running) this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    if (!this.running) return;
+    if (this.ticking) {
+      this.tickAgain = true;
+      return;
+    }
+    this.ticking = true;
+    try {
+      do {
+        this.tickAgain = false;
+        const claimed = await this.claim();
+        for (const d of claimed) void this.attempt(d);
+        if (claimed.length > 0) this.tickAgain ||= this.inflight < this.options.concurrency;
+      } while (this.tickAgain && this.running);
+    } catch (error) {
+      this.deps.log.error({ err: error }, 'claiming webhook deliveries failed');
+    } finally {
+      this.ticking = false;
+      if (this.running) this.schedule(this.options.pollMs);
+    }
+  }
+
+  /** Step 1: claim due deliveries, at most the free slots overall and per endpoint. */
+  private async claim(): Promise<WebhookDeliveryTable[]> {
+    const free = this.options.concurrency - this.inflight;
+    if (free <= 0) return [];
+    const now = this.deps.now();
+    const nowIso = now.toISOString();
+    const perEndpoint = this.options.perEndpointConcurrency;
+    // Candidates: due (or with an expired lease), at most perEndpoint per endpoint.
+    const candidates = await sql<{ id: string; endpoint_id: string }>`
+      select id, endpoint_id from (
+        select id, endpoint_id, next_attempt_at,
+               row_number() over (partition by endpoint_id order by next_attempt_at) as rn
+        from webhook_deliveries
+        where (state = 'pending' and next_attempt_at <= ${nowIso})
+           or (state = 'delivering' and lease_until < ${nowIso})
+      ) where rn <= ${perEndpoint}
+      order by next_attempt_at
+      limit ${free * 2}`.execute(this.deps.db);
+    const ids: string[] = [];
+    const taking = new Map<string, number>();
+    for (const c of candidates.rows) {
+      const busy = (this.inflightByEndpoint.get(c.endpoint_id) ?? 0) + (taking.get(c.endpoint_id) ?? 0);
+      if (busy >= perEndpoint) continue;
+      taking.set(c.endpoint_id, (taking.get(c.endpoint_id) ?? 0) + 1);
+      ids.push(c.id);
+      if (ids.length >= free) break;
+    }
+    if (ids.length === 0) return [];
+    const leaseUntil = new Date(now.getTime() + this.options.leaseMs).toISOString();
+    const claimed = await this.deps.db
+      .updateTable('webhook_deliveries')
+      .set({ state: 'delivering', lease_until: leaseUntil })
+      .where('id', 'in', ids)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('state', '=', 'pending'), eb('next_attempt_at', '<=', nowIso)]),
+          eb.and([eb('state', '=', 'delivering'), eb('lease_until', '<', nowIso)]),
+        ]),
+      )
+      .returningAll()
+      .execute();
+    for (const d of claimed) {
+      this.inflight++;
+      this.inflightByEndpoint.set(d.endpoint_id, (this.inflightByEndpoint.get(d.endpoint_id) ?? 0) + 1);
+    }
+    return claimed;
+  }
+
+  /** Steps 2–3: prepare and send one attempt; the outcome is queued for a batched write. */
+  private async attempt(delivery: WebhookDeliveryTable): Promise<void> {
+    const attempt = delivery.attempts + 1;
+    const startedAt = this.deps.now();
+    let response: DeliveryResponse | undefined;
+    let error: string | undefined;
+    try {
+      const [endpoint, signal] = await Promise.all([
+        this.endpoint(delivery.endpoint_id),
+        this.signal(delivery.signal_id),
+      ]);
+      if (!endpoint || !endpoint.enabled || !signal) {
+        const abandoned =
+          !endpoint || !endpoint.enabled ? 'the endpoint is disabled or deleted' : 'the signal no longer exists';
+        this.queueOutcome({ delivery, attempt, startedAt, durationMs: 0, response, error, abandoned });
+        return;
+      }
+      const { body, headers } = buildAttempt(signal, delivery, endpoint, this.deps.consoleBaseUrl(), startedAt);
+      const t0 = performance.now();
+      try {
+        response = await sendDelivery(this.deps.agent, {
+          url: endpoint.url,
+          headers,
+          body,
+          timeoutMs: this.options.timeoutMs,
+        });
+      } catch (e) {
+        error = describeError(e, this.options.timeoutMs);
+      }
+      const durationMs = Math.round(performance.now() - t0);
+      this.deps.metrics.attemptDuration.observe(durationMs / 1000);
+      this.queueOutcome({ delivery, attempt, startedAt, durationMs, response, error });
+    } catch (e) {
+      this.deps.log.error({ err: e, deliveryId: delivery.id }, 'webhook attempt failed before sending');
+      this.queueOutcome({
+        delivery,
+        attempt,
+        startedAt,
+        durationMs: 0,
+        response,
+        error: 'internal error preparing the attempt',
+      });
+    }
+  }
+
+  private queueOutcome(outcome: Outcome): void {
+    this.outcomes.push(outcome);
+    if (this.outcomes.length >= OUTCOME_BATCH_MAX) void this.flushOutcomes();
+    else if (!this.flushTimer) this.flushTimer = setTimeout(() => void this.flushOutcomes(), OUTCOME_FLUSH_MS);
+  }
+
+  /** Step 4: write outcomes (attempt rows, delivery state, endpoint health) in one transaction. */
+  private flushOutcomes(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      if (this.flushTimer) clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+      const batch = this.outcomes.splice(0, this.outcomes.length);
+      if (batch.length === 0) return;
+      const now = this.deps.now();
+      const toDisable: { endpointId: string; reason: string }[] = [];
+      try {
+        await this.deps.db.transaction().execute(async (trx) => {
+          for (const o of batch) {
+            if (o.abandoned) {
+              await trx
+                .updateTable('webhook_deliveries')
+                .set({ state: 'failed', lease_until: null, last_error: o.abandoned, completed_at: now.toISOString() })
+                .where('id', '=', o.delivery.id)
+                .execute();
+              this.deps.metrics.deliveries.inc({ outcome: 'failed' });
+              continue;
+            }
+            const status = o.response?.status ?? null;
+            const ok = status !== null && status >= 200 && status < 300;
+            await trx
+              .insertInto('webhook_attempts')
+              .values({
+                id: randomUUID(),
+                delivery_id: o.delivery.id,
+                tenant_id: o.delivery.tenant_id,
+                attempt: o.attempt,
+                started_at: o.startedAt.toISOString(),
+                duration_ms: o.durationMs,
+                status,
+                error:
+                  o.error ??
+                  (ok
+                    ? null
+                    : `HTTP ${status}${status !== null && status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`),
+                response_excerpt: o.response?.excerpt ?? null,
+              })
+              .execute();
+            if (ok) {
+              await trx
+                .updateTable('webhook_deliveries')
+                .set({
+                  state: 'succeeded',
+                  attempts: o.attempt,
+                  lease_until: null,
+                  last_status: status,
+                  last_error: null,
+                  completed_at: now.toISOString(),
+                })
+                .where('id', '=', o.delivery.id)
+                .execute();
+              await trx
+                .updateTable('webhook_endpoints')
+                .set({ failing_since: null })
+                .where('id', '=', o.delivery.endpoint_id)
+                .where('failing_since', 'is not', null)
+                .execute();
+              this.deps.metrics.deliveries.inc({ outcome: 'succeeded' });
+              continue;
+            }
+            const retryAfter = parseRetryAfter(headerString(o.response?.headers['retry-after']), now);
+            const delay = nextRetryDelay(this.options.schedule, o.attempt, this.deps.random, retryAfter);
+            const error = o.error ?? `HTTP ${status}`;
+            if (delay === undefined) {
+              await trx
+                .updateTable('webhook_deliveries')
+                .set({
+                  state: 'failed',
+                  attempts: o.attempt,
+                  lease_until: null,
+                  last_status: status,
+                  last_error: error,
+                  completed_at: now.toISOString(),
+                })
+                .where('id', '=', o.delivery.id)
+                .execute();
+              this.deps.metrics.deliveries.inc({ outcome: 'failed' });
+            } else {
+              await trx
+                .updateTable('webhook_deliveries')
+                .set({
+                  state: 'pending',
+                  attempts: o.attempt,
+                  lease_until: null,
+                  last_status: status,
+                  last_error: error,
+                  next_attempt_at: new Date(now.getTime() + delay).toISOString(),
+                })
+                .where('id', '=', o.delivery.id)
+                .execute();
+              this.deps.metrics.deliveries.inc({ outcome: 'retrying' });
+            }
+            // Endpoint health: start or continue its failing streak; disable it when too long.
+            const ep = await trx
+              .selectFrom('webhook_endpoints')
+              .select(['failing_since', 'enabled'])
+              .where('id', '=', o.delivery.endpoint_id)
+              .executeTakeFirst();
+            if (!ep || !ep.enabled) continue;
+            if (ep.failing_since === null) {
+              await trx
+                .updateTable('webhook_endpoints')
+                .set({ failing_since: o.startedAt.toISOString() })
+                .where('id', '=', o.delivery.endpoint_id)
+                .execute();
+            } else if (now.getTime() - Date.parse(ep.failing_since) >= this.options.disableAfterMs) {
+              toDisable.push({
+                endpointId: o.delivery.endpoint_id,
+                reason: `disabled automatically: every delivery attempt failed since ${ep.failing_since} (last: ${error})`,
+              });
+            }
+          }
+          for (const d of toDisable) {
+            await trx
+              .updateTable('webhook_endpoints')
+              .set({ enabled: 0, disabled_reason: d.reason, updated_at: now.toISOString() })
+              .where('id', '=', d.endpointId)
+              .execute();
+            await trx
+              .updateTable('webhook_deliveries')
+              .set({
+                state: 'failed',
+                last_error: 'the endpoint was disabled',
+                completed_at: now.toISOString(),
+                lease_until: null,
+              })
+              .where('endpoint_id', '=', d.endpointId)
+              .where('state', '=', 'pending')
+              .execute();
+          }
+        });
+        for (const d of toDisable) this.deps.log.warn({ endpointId: d.endpointId }, d.reason);
+      } catch (error) {
+        // The rows stay leased; the lease expires and they are attempted again (at-least-once).
+        this.deps.log.error({ err: error, outcomes: batch.length }, 'recording webhook outcomes failed');
+      } finally {
+        for (const o of batch) this.release(o.delivery.endpoint_id);
+        if (batch.length > 0 && this.running) this.wake();
+      }
+    });
+    return this.flushing;
+  }
+
+  private release(endpointId: string): void {
+    this.inflight--;
+    const n = (this.inflightByEndpoint.get(endpointId) ?? 1) - 1;
+    if (n <= 0) this.inflightByEndpoint.delete(endpointId);
+    else this.inflightByEndpoint.set(endpointId, n);
+    if (this.inflight === 0) for (const resolve of this.idle) resolve();
+    if (this.inflight === 0) this.idle.clear();
+  }
+
+  /** Endpoint with its decrypted secret, cached until the row's updated_at changes. */
+  private async endpoint(id: string): Promise<CachedEndpoint | undefined> {
+    const row = await this.deps.db
+      .selectFrom('webhook_endpoints')
+      .select(['updated_at', 'url', 'enabled', 'secret_sealed', 'headers'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+    if (!row) {
+      this.endpoints.delete(id);
+      return undefined;
+    }
+    const cached = this.endpoints.get(id);
+    if (cached && cached.updatedAt === row.updated_at && cached.enabled === (row.enabled === 1)) return cached;
+    const fresh: CachedEndpoint = {
+      updatedAt: row.updated_at,
+      url: row.url,
+      enabled: row.enabled === 1,
+      secret: open(this.deps.secretKey, row.secret_sealed, id),
+      headers: JSON.parse(row.headers) as Record<string, string>,
+    };
+    this.endpoints.set(id, fresh);
+    return fresh;
+  }
+
+  private async signal(id: string): Promise<SignalTable | undefined> {
+    return this.deps.db.selectFrom('signals').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+}
+
+function headerString(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function describeError(error: unknown, timeoutMs: number): string {
+  const e = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT')
+    return `timed out after ${timeoutMs / 1000} s`;
+  if (e?.code === 'ERR_GUARD_SSRF') return e.message ?? 'refused address';
+  const code = e?.code ?? e?.cause?.code;
+  const message = e?.message ?? String(error);
+  return code ? `${code}: ${message}` : message;
+}
