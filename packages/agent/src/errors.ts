@@ -9,6 +9,10 @@ export type ErrorKind =
   | 'output_dir' // the output directory cannot be created or written
   | 'redaction' // a log member could not be redacted (it is never included unredacted)
   | 'bundle' // a bundle file is missing, corrupt, or does not match its manifest
+  | 'not_enrolled' // <state_dir>/enrollment.json is missing, unreadable or invalid
+  | 'insecure_url' // a plain http:// URL to a host that is not loopback
+  | 'network' // the service could not be reached (after the retries)
+  | 'server' // the service answered with an error status or an unexpected body
   | 'io'; // any other file or system error
 
 export class AgentError extends Error {
@@ -29,6 +33,10 @@ export const EXIT_CODES: Record<ErrorKind | 'ok' | 'unexpected', number> = {
   output_dir: 1,
   redaction: 1,
   bundle: 1,
+  not_enrolled: 1,
+  insecure_url: 1,
+  network: 1,
+  server: 1,
   io: 1,
   unexpected: 1,
 };

@@ -3,7 +3,9 @@
 // default disposition (exit 130/143), as spec 1.7 and 7.1 require.
 
 import { Command, CommanderError, Option } from 'commander';
+import { runEnroll } from './commands/enroll.ts';
 import { runCollect } from './commands/support-bundle-collect.ts';
+import { runUpload } from './commands/support-bundle-upload.ts';
 import { DEFAULT_CONFIG_PATH, loadConfig } from './config.ts';
 import type { CommandContext } from './context.ts';
 import { AgentError, EXIT_CODES } from './errors.ts';
@@ -12,7 +14,7 @@ import { AGENT_VERSION } from './version.ts';
 
 export function buildProgram(ctx: (configPath: string, explicit: boolean) => CommandContext): Command {
   const program = new Command('guard-agent')
-    .description('Guard host agent: diagnostic support bundles for Guard support.')
+    .description('Guard host agent: enrolment and diagnostic support bundles for Guard support.')
     .version(AGENT_VERSION, '-V, --version', 'print the agent version')
     .addOption(new Option('--config <file>', 'agent config file (YAML)').default(DEFAULT_CONFIG_PATH))
     .helpOption('-h, --help', 'show help')
@@ -24,6 +26,22 @@ export function buildProgram(ctx: (configPath: string, explicit: boolean) => Com
     const configPath: string = program.opts().config;
     return ctx(configPath, program.getOptionValueSource('config') !== 'default');
   };
+
+  program
+    .command('enroll')
+    .description(
+      'Enrol this host with the Guard service: exchange an enrolment token for the agent API key ' +
+        'and store it in <state_dir>/enrollment.json (mode 0600). Prints "enrolled agent_id=<id> tenant_id=<id>"; ' +
+        'the API key is never printed. Plain http:// is accepted only to a loopback address. ' +
+        'Proxies: HTTPS_PROXY, HTTP_PROXY, NO_PROXY.',
+    )
+    .requiredOption('--url <base_url>', 'service base URL, e.g. https://guard.example.com')
+    .option('--token-file <file>', 'file holding the enrolment token')
+    .option('--token <->', 'read the enrolment token from standard input (only "-" is accepted)')
+    .exitOverride()
+    .action((flags: { url: string; tokenFile?: string; token?: string }) =>
+      runEnroll(contextOf(), flags, process.stdin),
+    );
 
   const bundle = program
     .command('support-bundle')
@@ -40,6 +58,18 @@ export function buildProgram(ctx: (configPath: string, explicit: boolean) => Com
     .option('--out <path>', 'bundle path (default: <state_dir>/support/<unix_seconds>.tar.zst); never overwritten')
     .exitOverride()
     .action((flags: { out?: string }) => runCollect(contextOf(), flags));
+  bundle
+    .command('upload')
+    .description(
+      'Upload a bundle made by collect to Guard support (the agent must be enrolled). Before any network ' +
+        'call every member is checked against the manifest and the file SHA-256 is computed. Then: presign, ' +
+        'PUT to the presigned URL (no Authorization header), register. Prints bundle_id=, object_key= and ' +
+        'uploaded_at= lines on stdout. Retries on connection errors, 429 and 5xx. The local file is never ' +
+        'modified or deleted. Proxies: HTTPS_PROXY, HTTP_PROXY, NO_PROXY.',
+    )
+    .argument('<bundle-file>', 'path to a .tar.zst bundle made by support-bundle collect')
+    .exitOverride()
+    .action((bundleFile: string) => runUpload(contextOf(), bundleFile));
   return program;
 }
 

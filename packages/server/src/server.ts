@@ -63,14 +63,19 @@ export async function openDeps(
 
 export async function startServer(
   config: ServerConfig,
-  options: { now?: () => Date; logger?: boolean } = {},
+  options: { now?: () => Date; logger?: boolean; deliveryCa?: string[] } = {},
 ): Promise<RunningServer> {
   // --public-url, or else the address actually listened on (known only after listen()).
   let publicUrl = config.publicUrl;
-  const deps = await openDeps(config, options.now ?? (() => new Date()), () => {
-    if (!publicUrl) throw new Error('the public URL is known once the server listens');
-    return publicUrl;
-  });
+  const deps = await openDeps(
+    config,
+    options.now ?? (() => new Date()),
+    () => {
+      if (!publicUrl) throw new Error('the public URL is known once the server listens');
+      return publicUrl;
+    },
+    options.deliveryCa,
+  );
   const swept = await deps.store.sweepPartials();
   const app = await buildApp(deps, { logger: options.logger });
   deps.worker.setLog(app.log);

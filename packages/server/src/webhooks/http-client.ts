@@ -3,6 +3,7 @@
 // and certificate checks, a hard per-request timeout, no redirects, and a capped excerpt of
 // the response body. TLS is always verified; extra CAs come from NODE_EXTRA_CA_CERTS.
 
+import { getCACertificates } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { resolveDeliveryAddress } from './ssrf.ts';
 
@@ -45,6 +46,10 @@ export function createDeliveryAgent(options: {
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
   });
+}
+
+function tlsRootCertificates(): string[] {
+  return [...getCACertificates('default')];
 }
 
 export async function sendDelivery(agent: Dispatcher, req: DeliveryRequest): Promise<DeliveryResponse> {
