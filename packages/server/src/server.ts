@@ -26,6 +26,7 @@ export async function openDeps(
   config: ServerConfig,
   now: () => Date,
   publicUrl: () => string,
+  extraCa?: string[],
 ): Promise<AppDeps & { worker: DeliveryWorker }> {
   const db = await openDatabase(config.dataDir);
   const masterKey = loadOrCreateMasterKey(config.dataDir);
