@@ -41,6 +41,7 @@ export async function openDeps(
         allowPrivate: config.webhookAllowPrivate,
         connectionsPerOrigin: w.perEndpointConcurrency,
         timeoutMs: w.timeoutMs,
+        extraCa,
       }),
       secretKey: masterKey.derive('webhook-secrets'),
       consoleBaseUrl: publicUrl,
