@@ -4,6 +4,7 @@
 // the response body. TLS is always verified; extra CAs come from NODE_EXTRA_CA_CERTS.
 
 import { getCACertificates } from 'node:tls';
+import { getCACertificates } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { resolveDeliveryAddress } from './ssrf.ts';
 
@@ -27,8 +28,11 @@ export function createDeliveryAgent(options: {
   allowPrivate: boolean;
   connectionsPerOrigin: number;
   timeoutMs: number;
+  /** Extra trusted CAs (PEM) on top of Node's store; in-process tests use it, a deployment uses NODE_EXTRA_CA_CERTS. */
+  extraCa?: string[];
 }): Dispatcher {
-  const tls = buildConnector({ timeout: options.timeoutMs, rejectUnauthorized: true });
+  const ca = options.extraCa ? [...getCACertificates('default'), ...options.extraCa] : undefined;
+  const tls = buildConnector({ timeout: options.timeoutMs, rejectUnauthorized: true, ...(ca ? { ca } : {}) });
   const connect: buildConnector.connector = (opts, callback) => {
     resolveDeliveryAddress(opts.hostname, options.allowPrivate).then(
       ({ address }) => {
