@@ -4,7 +4,6 @@
 // the response body. TLS is always verified; extra CAs come from NODE_EXTRA_CA_CERTS.
 
 import { getCACertificates } from 'node:tls';
-import { getCACertificates } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { resolveDeliveryAddress } from './ssrf.ts';
 
@@ -50,10 +49,6 @@ export function createDeliveryAgent(options: {
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
   });
-}
-
-function tlsRootCertificates(): string[] {
-  return [...getCACertificates('default')];
 }
 
 export async function sendDelivery(agent: Dispatcher, req: DeliveryRequest): Promise<DeliveryResponse> {
