@@ -31,9 +31,12 @@ export function longLineMarker(bytes: number): string {
 }
 
 // Candidate keys: a quoted JSON key (optionally with escaped quotes) followed by a colon, or
-// a bare slog key followed by `=`. Whitespace is spelled out: `\s` would also match bytes
-// 0x85 and 0xA0, which are UTF-8 continuation bytes in a latin1 string.
-const CANDIDATE = /(\\?)"((?:[^"\\\n]|\\.)*?)\1"[ \t]*:[ \t]*|([A-Za-z0-9_.-]+)=/g;
+// a bare slog key followed by `=`. A key never contains a quote, escaped or not, so a
+// candidate cannot run across two strings. The lookbehind lets a bare key start only where a
+// run of key characters starts, which keeps the scan linear on long unbroken runs.
+// Whitespace is spelled out: `\s` would also match bytes 0x85 and 0xA0, which are UTF-8
+// continuation bytes in a latin1 string.
+const CANDIDATE = /(\\?)"((?:[^"\\\n]|\\[^"\n])*?)\1"[ \t]*:[ \t]*|(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]+)=/g;
 const SPACE = new Set([' ', '\t', '\r', '\f', '\v']);
 
 export function keyMatches(key: string): boolean {
@@ -48,7 +51,10 @@ export interface LineRedaction {
 }
 
 /** Redacts one line (no newline inside). Pure; the unit of the golden and property tests. */
-export function redactLine(line: string): LineRedaction {
+export function redactLine(text: string): LineRedaction {
+  // A CRLF line's CR belongs to no value: an unterminated quoted secret must not eat it.
+  const cr = text.endsWith('\r');
+  const line = cr ? text.slice(0, -1) : text;
   let out = '';
   let copied = 0;
   let masked = 0;
@@ -58,7 +64,10 @@ export function redactLine(line: string): LineRedaction {
     const key = jsonKey ?? m[3];
     const valueStart = m.index + m[0].length;
     if (!keyMatches(key)) {
-      // Keep scanning inside the value: `msg="retry api_key=abc"` carries a pair too.
+      // Keep scanning inside the value (`msg="retry api_key=abc"` carries a pair too), and
+      // inside what looked like a JSON key: it may be the text between two slog strings,
+      // as in `a="x" api_key=s err=": reset"`.
+      if (jsonKey !== undefined) CANDIDATE.lastIndex = m.index + m[1].length + 1;
       continue;
     }
     const span = jsonKey === undefined ? slogValueEnd(line, valueStart) : jsonValueEnd(line, valueStart, m[1] === '\\');
@@ -71,31 +80,41 @@ export function redactLine(line: string): LineRedaction {
     }
     CANDIDATE.lastIndex = span.end;
   }
-  return masked === 0 ? { line, masked } : { line: out + line.slice(copied), masked };
+  if (masked === 0) return { line: text, masked };
+  return { line: out + line.slice(copied) + (cr ? '\r' : ''), masked };
 }
 
 interface ValueSpan {
   end: number;
-  /** Quote put around the mask: the value's own (`"` or `\"`); `"` for any JSON value. */
+  /** Quote put around the mask: the value's own in slog; for JSON `"`, or `\"` inside a string. */
   quote: string;
 }
 
 function slogValueEnd(line: string, start: number): ValueSpan {
   if (line.startsWith('\\"', start)) return { end: escapedStringEnd(line, start + 2), quote: '\\"' };
-  if (line[start] === '"') return { end: quotedStringEnd(line, start + 1), quote: '"' };
+  if (line[start] === '"') {
+    const end = quotedStringEnd(line, start + 1);
+    // `msg="config lacks api_key=" user=bob`: a quote followed by whitespace (or nothing)
+    // that is never closed ends an enclosing string; the value is empty.
+    const unclosed = end === line.length && !(end - start >= 2 && line[end - 1] === '"' && line[end - 2] !== '\\');
+    if (unclosed && (start + 1 === line.length || SPACE.has(line[start + 1]))) return { end: start, quote: '' };
+    return { end, quote: '"' };
+  }
   let i = start;
   while (i < line.length && !SPACE.has(line[i]) && line[i] !== '"') i++;
   return { end: i, quote: '' };
 }
 
 function jsonValueEnd(line: string, start: number, escaped: boolean): ValueSpan {
-  if (escaped && line.startsWith('\\"', start)) return { end: escapedStringEnd(line, start + 2), quote: '\\"' };
+  // Inside a string, the mask must be an escaped string too, or it would end that string.
+  const quote = escaped ? '\\"' : '"';
+  if (escaped && line.startsWith('\\"', start)) return { end: escapedStringEnd(line, start + 2), quote };
   const c = line[start];
-  if (c === '"') return { end: quotedStringEnd(line, start + 1), quote: '"' };
-  if (c === '{' || c === '[') return { end: containerEnd(line, start), quote: '"' };
+  if (c === '"' && !escaped) return { end: quotedStringEnd(line, start + 1), quote };
+  if (c === '{' || c === '[') return { end: containerEnd(line, start, escaped), quote };
   let i = start;
   while (i < line.length && !SPACE.has(line[i]) && !',}]"\\'.includes(line[i])) i++;
-  return { end: i, quote: '"' };
+  return { end: i, quote };
 }
 
 /** Index after the closing quote of a string opened before `from`; end of line if unclosed. */
@@ -107,19 +126,40 @@ function quotedStringEnd(line: string, from: number): number {
   return line.length;
 }
 
-/** Index after the closing `\"` of a string written inside another string. */
+/**
+ * Index after the closing `\"` of a string written inside another string. Two layers of
+ * escaping: the outer one is decoded on the fly (`\\` → `\`, `\"` → `"`), and the inner
+ * string ends at the first decoded quote that the inner layer does not escape. A raw `"`
+ * ends the enclosing string, so the inner one stops there, unterminated.
+ */
 function escapedStringEnd(line: string, from: number): number {
-  const close = line.indexOf('\\"', from);
-  return close < 0 ? line.length : close + 2;
+  let innerEscape = false;
+  for (let i = from; i < line.length; i++) {
+    let ch = line[i];
+    if (ch === '"') return i;
+    if (ch === '\\' && i + 1 < line.length) ch = line[++i];
+    if (innerEscape) innerEscape = false;
+    else if (ch === '\\') innerEscape = true;
+    else if (ch === '"') return i + 1;
+  }
+  return line.length;
 }
 
-/** Index after the bracket closing the object or array at `start`; end of line if unbalanced. */
-function containerEnd(line: string, start: number): number {
+/**
+ * Index after the bracket closing the object or array at `start`. When unbalanced: the end
+ * of the line, or, for a container written inside a string, the quote that ends that string.
+ */
+function containerEnd(line: string, start: number, escaped: boolean): number {
   let depth = 0;
   for (let i = start; i < line.length; i++) {
     const c = line[i];
-    if (c === '"') i = quotedStringEnd(line, i + 1) - 1;
-    else if (c === '{' || c === '[') depth++;
+    if (escaped && c === '\\') {
+      if (line[i + 1] === '"') i = escapedStringEnd(line, i + 2) - 1;
+      else i++;
+    } else if (c === '"') {
+      if (escaped) return i;
+      i = quotedStringEnd(line, i + 1) - 1;
+    } else if (c === '{' || c === '[') depth++;
     else if (c === '}' || c === ']') {
       depth--;
       if (depth === 0) return i + 1;
@@ -128,11 +168,10 @@ function containerEnd(line: string, start: number): number {
   return line.length;
 }
 
+/** Whether buf[start, end) contains a key hint; searches that range only. */
 function hasHint(buf: Buffer, start: number, end: number): boolean {
-  for (const hint of KEY_HINTS) {
-    const at = buf.indexOf(hint, start);
-    if (at >= 0 && at + hint.length <= end) return true;
-  }
+  const range = buf.subarray(start, end);
+  for (const hint of KEY_HINTS) if (range.indexOf(hint) >= 0) return true;
   return false;
 }
 
@@ -211,7 +250,9 @@ export class RedactStream extends Transform {
   /** Redacts buf[0, end), which ends at a line boundary (or at the end of the input). */
   private processLines(buf: Buffer, end: number): void {
     if (this.observer) this.observeLines(buf, end);
-    if (!hasHint(buf, 0, end)) {
+    // Fast path: no key anywhere, and no line that could exceed the limit (the carry holds at
+    // most MAX_LINE_BYTES, so only a longer buffer can contain such a line).
+    if (end <= MAX_LINE_BYTES && !hasHint(buf, 0, end)) {
       this.out(buf.subarray(0, end));
       return;
     }
