@@ -1,0 +1,288 @@
+// `support-bundle upload` (spec 4.1, 4.2, 5; DESIGN §3 contract — upload output, §4):
+//   0. local checks, before any network call: the enrolment is readable and its base_url
+//      is acceptable; the file is a readable regular file; every member matches the
+//      manifest (verifyBundle); the file's size and SHA-256 are computed from disk;
+//   1. presign:      POST {base_url}/v1/support/bundle/upload-url (Bearer API key);
+//   2. upload (PUT): the file, streamed with an exact Content-Length, the presign's headers,
+//      and never an Authorization header;
+//   3. register:     POST {base_url}/v1/support/bundle/register (Bearer API key).
+// Each step is retried on connection errors, 429 and 5xx (http-client.ts); the PUT only while
+// the presigned URL is valid, re-reading the file from the start each time. The local file is
+// only ever opened for reading.
+
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { pipeline, Transform, type TransformCallback } from 'node:stream';
+import { pipeline as pipelinePromise } from 'node:stream/promises';
+import type { BundleManifest, RegisterRequest, RegisterResponse, UploadUrlRequest } from '@guard/contract';
+import { readEnrollment } from '../enrollment/store.ts';
+import { AgentError, describeSystemError } from '../errors.ts';
+import { checkTransportUrl, type HttpDeps, postJson, send, statusError, withRetries } from '../http-client.ts';
+import type { Progress } from '../progress.ts';
+import { verifyBundle } from './read-archive.ts';
+
+export const STEP_PRESIGN = 'presign';
+export const STEP_PUT = 'upload (PUT)';
+export const STEP_REGISTER = 'register';
+
+const READ_CHUNK_BYTES = 256 * 1024;
+const REENROLL_HINT = 'the service refused the agent API key: re-enroll with guard-agent enroll';
+/** Headers the agent sets itself or never sends to object storage; a presign may not ask for them. */
+const RESERVED_PUT_HEADERS = new Set(['authorization', 'content-length', 'transfer-encoding', 'host', 'connection']);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point
+const HEADER_VALUE_BAD = /[\u0000-\u0008\u000a-\u001f\u007f]/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+/** A value printed verbatim on its own stdout line: printable ASCII, no spaces. */
+const PRINTABLE = /^[\x21-\x7e]{1,1024}$/;
+
+export interface UploadOptions {
+  /** The bundle file (absolute, or relative to the process's cwd). */
+  path: string;
+  stateDir: string;
+  http: HttpDeps;
+  /** A fresh progress display per phase; SILENT_PROGRESS off a terminal. */
+  progress: () => Progress;
+}
+
+export interface LocalBundle {
+  manifest: BundleManifest;
+  size: number;
+  sha256: string;
+}
+
+export interface Presigned {
+  url: string;
+  objectKey: string;
+  expiresAt: string;
+  headers: Record<string, string>;
+}
+
+export async function uploadBundle(options: UploadOptions): Promise<RegisterResponse> {
+  const enrollment = await readEnrollment(options.stateDir);
+  const local = await inspectBundle(options.path, options.progress());
+  const base = enrollment.base_url;
+  const presigned = await presign(options.http, base, enrollment.api_key, options.path, local);
+  await putBundle(options.http, options.path, local.size, presigned, options.progress);
+  return register(options.http, base, enrollment.api_key, presigned.objectKey, local);
+}
+
+// ---------------------------------------------------------------------------------------
+// 0. Local checks
+
+/**
+ * Checks the bundle before anything is sent: a readable regular file, every member against
+ * the manifest; and computes the whole file's size and SHA-256 from disk, streaming.
+ */
+export async function inspectBundle(path: string, progress: Progress): Promise<LocalBundle> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const what = code === 'ENOENT' ? 'does not exist' : `cannot be read: ${describeSystemError(error)}`;
+    throw new AgentError('bundle', `bundle file ${path} ${what}`, { cause: error });
+  }
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new AgentError('bundle', `bundle file ${path} is not a regular file`);
+    if (stat.size === 0) throw new AgentError('bundle', `bundle file ${path} is empty`);
+    progress.grow(stat.size);
+    progress.phase('checking the bundle');
+    const [manifest, digest] = await Promise.all([verifyBundle(path), hashHandle(handle, progress)]);
+    if (digest.size !== stat.size)
+      throw new AgentError('bundle', `bundle file ${path} changed while it was being checked`);
+    return { manifest, size: digest.size, sha256: digest.sha256 };
+  } catch (error) {
+    if (error instanceof AgentError) throw error;
+    throw new AgentError('bundle', `cannot read bundle file ${path}: ${describeSystemError(error)}`, {
+      cause: error,
+    });
+  } finally {
+    progress.done();
+    await handle.close();
+  }
+}
+
+async function hashHandle(
+  handle: Awaited<ReturnType<typeof open>>,
+  progress: Progress,
+): Promise<{ size: number; sha256: string }> {
+  const hash = createHash('sha256');
+  let size = 0;
+  await pipelinePromise(
+    handle.createReadStream({ start: 0, autoClose: false, highWaterMark: 1 << 20 }),
+    new Transform({
+      transform(chunk: Buffer, _enc, done: TransformCallback) {
+        hash.update(chunk);
+        size += chunk.length;
+        progress.advance(chunk.length);
+        done();
+      },
+    }),
+  );
+  return { size, sha256: hash.digest('hex') };
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. presign
+
+export async function presign(
+  http: HttpDeps,
+  base: string,
+  apiKey: string,
+  path: string,
+  local: LocalBundle,
+): Promise<Presigned> {
+  const body: UploadUrlRequest = { filename: bundleFilename(path), size: local.size, sha256: local.sha256 };
+  const { json } = await postJson(http, {
+    step: STEP_PRESIGN,
+    url: `${base}/v1/support/bundle/upload-url`,
+    apiKey,
+    body,
+    accept: (status) => status === 200 || status === 201,
+    unauthorizedHint: REENROLL_HINT,
+  });
+  return parsePresignResponse(json);
+}
+
+/** The file's base name as the service wants it (no slashes or NULs, at most 255 characters). */
+export function bundleFilename(path: string): string {
+  const name = path.split('/').pop() || 'bundle.tar.zst';
+  return name.replaceAll('\\', '_').replaceAll('\0', '_').slice(-255);
+}
+
+export function parsePresignResponse(value: unknown): Presigned {
+  const fail = (why: string): never => {
+    throw new AgentError('server', `${STEP_PRESIGN} failed: unexpected answer from the service (${why})`);
+  };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('not a JSON object');
+  const doc = value as Record<string, unknown>;
+  if (typeof doc.url !== 'string' || doc.url === '') fail('url is missing');
+  if (typeof doc.object_key !== 'string' || !PRINTABLE.test(doc.object_key))
+    fail('object_key is missing or not printable');
+  if (typeof doc.expires_at !== 'string' || Number.isNaN(Date.parse(doc.expires_at)))
+    fail('expires_at is not a timestamp');
+  const headers: Record<string, string> = {};
+  if (doc.headers !== undefined && doc.headers !== null) {
+    if (typeof doc.headers !== 'object' || Array.isArray(doc.headers)) fail('headers is not an object');
+    for (const [name, v] of Object.entries(doc.headers as Record<string, unknown>)) {
+      if (!HEADER_NAME.test(name)) fail(`header name ${JSON.stringify(name)} is not valid`);
+      if (typeof v !== 'string' || HEADER_VALUE_BAD.test(v)) fail(`header ${name} has no valid string value`);
+      if (RESERVED_PUT_HEADERS.has(name.toLowerCase()))
+        fail(`it asks for a ${name} header, which the PUT never carries`);
+      headers[name.toLowerCase()] = v as string;
+    }
+  }
+  // The presigned URL receives the bundle: the same transport rule as the base URL.
+  checkTransportUrl(doc.url as string, 'the presigned upload URL');
+  return {
+    url: doc.url as string,
+    objectKey: doc.object_key as string,
+    expiresAt: doc.expires_at as string,
+    headers,
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. upload (PUT)
+
+/** The PUT's headers: the presign's, an exact Content-Length, a User-Agent; no Authorization. */
+export function putHeaders(presigned: Presigned, size: number, userAgent: string): Record<string, string> {
+  const headers: Record<string, string> = { 'user-agent': userAgent, ...presigned.headers };
+  headers['content-type'] ??= 'application/octet-stream';
+  headers['content-length'] = String(size);
+  return headers;
+}
+
+export async function putBundle(
+  http: HttpDeps,
+  path: string,
+  size: number,
+  presigned: Presigned,
+  progressOf: () => Progress,
+): Promise<void> {
+  const headers = putHeaders(presigned, size, http.userAgent);
+  const deadlineMs = Date.parse(presigned.expiresAt);
+  await withRetries(http, { step: STEP_PUT, deadlineMs }, async (attempt) => {
+    const progress = progressOf();
+    progress.grow(size);
+    progress.phase(attempt > 1 ? `uploading (attempt ${attempt})` : 'uploading');
+    // Re-opened for every try: a retry sends the whole file from its first byte.
+    const file = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
+    let fileError: unknown;
+    file.on('error', (error) => {
+      fileError = error;
+    });
+    const counted = new Transform({
+      highWaterMark: READ_CHUNK_BYTES,
+      transform(chunk: Buffer, _enc, done: TransformCallback) {
+        progress.advance(chunk.length);
+        done(null, chunk);
+      },
+    });
+    pipeline(file, counted, () => {});
+    try {
+      const res = await send(http, presigned.url, { method: 'PUT', headers, body: counted });
+      if (res.status < 200 || res.status > 299) throw statusError(res, http.now().getTime());
+    } catch (error) {
+      if (fileError !== undefined)
+        throw new AgentError(
+          'bundle',
+          `cannot read bundle file ${path} during the upload: ${describeSystemError(fileError)}`,
+          {
+            cause: fileError,
+          },
+        );
+      throw error;
+    } finally {
+      progress.done();
+      file.destroy();
+    }
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. register
+
+export async function register(
+  http: HttpDeps,
+  base: string,
+  apiKey: string,
+  objectKey: string,
+  local: LocalBundle,
+): Promise<RegisterResponse> {
+  const body: RegisterRequest = {
+    object_key: objectKey,
+    sha256: local.sha256,
+    size: local.size,
+    manifest: local.manifest as unknown as Record<string, unknown>,
+  };
+  const { json } = await postJson(http, {
+    step: STEP_REGISTER,
+    url: `${base}/v1/support/bundle/register`,
+    apiKey,
+    body,
+    accept: (status) => status === 200 || status === 201,
+    unauthorizedHint: REENROLL_HINT,
+  });
+  return parseRegisterResponse(json, objectKey);
+}
+
+export function parseRegisterResponse(value: unknown, objectKey: string): RegisterResponse {
+  const fail = (why: string): never => {
+    throw new AgentError('server', `${STEP_REGISTER} failed: unexpected answer from the service (${why})`);
+  };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('not a JSON object');
+  const doc = value as Record<string, unknown>;
+  for (const key of ['bundle_id', 'object_key', 'uploaded_at'] as const)
+    if (typeof doc[key] !== 'string' || !PRINTABLE.test(doc[key] as string)) fail(`${key} is missing or not printable`);
+  if (!RFC3339.test(doc.uploaded_at as string)) fail('uploaded_at is not an RFC 3339 timestamp');
+  if (doc.object_key !== objectKey) fail(`it registered ${doc.object_key}, not the uploaded ${objectKey}`);
+  return {
+    bundle_id: doc.bundle_id as string,
+    object_key: doc.object_key as string,
+    uploaded_at: doc.uploaded_at as string,
+  };
+}
