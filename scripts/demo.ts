@@ -18,14 +18,15 @@ const dataDir = join(work, 'data');
 const home = join(work, 'agent-home');
 let server: ChildProcess | undefined;
 
+const t0 = performance.now();
 function step(title: string): void {
-  console.log(`\n▶ ${title}`);
+  console.log(`\n▶ ${title}   [${((performance.now() - t0) / 1000).toFixed(1)} s]`);
 }
 
 function run(bin: string, args: string[], input?: string): string {
-  const r = spawnSync(bin, args, { encoding: 'utf8', input, cwd: home, stdio: ['pipe', 'pipe', 'pipe'] });
+  const r = spawnSync(bin, args, { encoding: 'utf8', input, cwd: work, stdio: ['pipe', 'pipe', 'pipe'] });
   if (r.status !== 0)
-    throw new Error(`${bin.split('/').pop()} ${args.join(' ')} exited ${r.status ?? r.signal}:\n${r.stderr}`);
+    throw new Error(`${bin.split('/').pop()} ${args.join(' ')} exited ${r.status ?? r.signal ?? r.error?.message}:\n${r.stderr}`);
   return r.stdout;
 }
 

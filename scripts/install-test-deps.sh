@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Installs what the test suite and benchmarks need beyond `npm ci`: Debian's zstd (GNU tar
-# reads bundles with it in the integration tests; the benchmark's baseline runs it).
+# Installs what the test suite and benchmarks need beyond `npm ci`, from Debian's packages:
+# zstd (GNU tar reads bundles with it in the integration tests; the collect benchmark's
+# baseline runs it), openssl (tests make a throw-away CA for HTTPS receivers and proxies),
+# curl (the upload benchmark's anchor) and GNU time (benchmarks read peak RSS from it).
 set -euo pipefail
 missing=()
 command -v zstd >/dev/null || missing+=(zstd)
 command -v gzip >/dev/null || missing+=(gzip)
 command -v tar >/dev/null || missing+=(tar)
+command -v openssl >/dev/null || missing+=(openssl)
+command -v curl >/dev/null || missing+=(curl)
+[ -x /usr/bin/time ] || missing+=(time)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
