@@ -58,7 +58,9 @@ const MEMBER_NAME = /^[A-Za-z0-9._-]{1,255}$/;
 
 /**
  * Validates an untrusted manifest (for example one read back from an archive by `upload`)
- * and returns it typed, or throws an Error that names the first offending field.
+ * and returns it typed, or throws an Error that names the first offending field. The result
+ * is a fresh object holding the contract's fields only: unknown ones are dropped, so nothing
+ * of unbounded shape travels on from here.
  */
 export function parseManifest(value: unknown): BundleManifest {
   const fail = (field: string, want: string): never => {
@@ -101,7 +103,21 @@ export function parseManifest(value: unknown): BundleManifest {
     !errors.every((e) => isRecord(e) && typeof e.source === 'string' && typeof e.message === 'string')
   )
     fail('collection_errors', 'an array of {source, message}');
-  return { ...(value as unknown as BundleManifest), collection_errors: errors as CollectionError[] };
+  const v = value as unknown as BundleManifest;
+  return {
+    bundle_version: v.bundle_version,
+    agent_version: v.agent_version,
+    generated_at: v.generated_at,
+    trigger: v.trigger,
+    contents: v.contents.map(({ name, size, sha256 }) => ({ name, size, sha256 })),
+    trimmed_segments: [...v.trimmed_segments],
+    redaction: {
+      pattern: v.redaction.pattern,
+      values_masked: v.redaction.values_masked,
+      members: { ...v.redaction.members },
+    },
+    collection_errors: (errors as CollectionError[]).map(({ source, message }) => ({ source, message })),
+  };
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

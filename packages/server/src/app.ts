@@ -4,6 +4,8 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { resolvePrincipal } from './auth/principal.ts';
 import type { AppDeps } from './deps.ts';
@@ -16,8 +18,18 @@ import { supportRoutes } from './support/routes.ts';
 import { SERVER_VERSION } from './version.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
 /** JSON bodies are small (a manifest is the largest); objects stream through their own route. */
 export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
+/** In-flight requests get this long to finish after SIGTERM; then connections are cut. */
+export const SHUTDOWN_GRACE_MS = 20_000;
+
+function ajvWithFormats(options: { coerceTypes: boolean | 'array' }): Ajv {
+  const ajv = new Ajv({ ...options, removeAdditional: false, useDefaults: true, allErrors: false, strict: false });
+  addFormats(ajv);
+  return ajv;
+}
 
 export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}): Promise<FastifyInstance> {
   const app = Fastify({
@@ -34,10 +46,50 @@ export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}
             redact: ['req.headers.authorization', 'headers.authorization'],
           },
     bodyLimit: JSON_BODY_LIMIT_BYTES,
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true } },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // Errors Fastify raises before routing (a bad percent-escape, an over-long parameter)
+    // get the API's error shape too.
+    frameworkErrors: (error, _req, reply) => {
+      const status = (error as FastifyError).statusCode ?? 400;
+      (reply as unknown as { code(n: number): { send(b: unknown): void } })
+        .code(status)
+        .send({ error: { code: status === 414 ? 'uri_too_long' : 'invalid_request', message: error.message } });
+    },
+    // Broken HTTP framing never reaches Fastify's router: answer in the same shape.
+    clientErrorHandler: (error, socket) => {
+      if (!socket.writable) return socket.destroy(error);
+      const body = JSON.stringify({ error: { code: 'bad_request', message: 'malformed HTTP request' } });
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Request bodies are validated strictly ("3" is not a severity); query strings and path
+  // parameters arrive as text, so only they are coerced to the schema's types.
+  const strict = ajvWithFormats({ coerceTypes: false });
+  const coercing = ajvWithFormats({ coerceTypes: 'array' });
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+
+  // Graceful shutdown: once closing, every response says `Connection: close` and idle
+  // keep-alive connections are closed as they become idle, so in-flight requests finish
+  // and nothing holds the process for the keep-alive timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+    const sweep = setInterval(() => app.server.closeIdleConnections(), 100);
+    sweep.unref();
+    const deadline = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+    deadline.unref();
+    app.server.once('close', () => {
+      clearInterval(sweep);
+      clearTimeout(deadline);
+    });
+  });
+  app.addHook('onSend', async (_req, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
 
   // --- infrastructure ---------------------------------------------------------------
   app.setErrorHandler((error: FastifyError | ApiError, req, reply) => {

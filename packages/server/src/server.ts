@@ -39,7 +39,6 @@ export async function openDeps(
       db,
       agent: createDeliveryAgent({
         allowPrivate: config.webhookAllowPrivate,
-        connectionsPerOrigin: w.perEndpointConcurrency,
         timeoutMs: w.timeoutMs,
         extraCa,
       }),

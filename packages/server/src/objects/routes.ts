@@ -58,12 +58,25 @@ export async function objectRoutes(app: FastifyInstance, deps: AppDeps): Promise
           throw new ApiError(400, 'incomplete_body', 'the connection closed before the whole body arrived');
         throw error;
       }
-      await deps.db
+      // The slot may have been collected while the body streamed (its URL expired mid-PUT):
+      // then the object would belong to nothing, so it is removed and the PUT refused.
+      const slot = await deps.db
         .updateTable('uploads')
         .set({ state: 'stored' })
         .where('object_key', '=', objectKey)
-        .where('state', '=', 'presigned')
-        .execute();
+        .where('state', 'in', ['presigned', 'stored'])
+        .executeTakeFirst();
+      const gone =
+        Number(slot.numUpdatedRows) === 0 &&
+        !(await deps.db.selectFrom('uploads').select('state').where('object_key', '=', objectKey).executeTakeFirst());
+      if (gone) {
+        await deps.store.delete(objectKey);
+        throw new ApiError(
+          410,
+          'upload_expired',
+          'the upload slot expired and was collected while the body was being sent',
+        );
+      }
       req.log.info({ objectKey, size: grant.size }, 'object stored');
       return reply.code(200).send({ object_key: objectKey, size: grant.size });
     },

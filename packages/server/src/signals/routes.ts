@@ -13,6 +13,7 @@ import type { Db } from '../db/index.ts';
 import type { SignalTable } from '../db/tables.ts';
 import type { AppDeps } from '../deps.ts';
 import { notFound } from '../errors.ts';
+import { BeforeParam, beforeFilter, cursorOf, parseBefore } from '../pagination.ts';
 
 export const CreateSignal = Type.Object(
   {
@@ -161,7 +162,7 @@ export async function signalRoutes(
         summary: "List the tenant's signals, newest first",
         querystring: Type.Object({
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-          before: Type.Optional(Type.String({ format: 'date-time' })),
+          before: Type.Optional(BeforeParam),
         }),
         response: {
           200: Type.Object({ signals: Type.Array(SignalView), next_before: Type.Union([Type.String(), Type.Null()]) }),
@@ -181,11 +182,13 @@ export async function signalRoutes(
         .orderBy('received_at', 'desc')
         .orderBy('id', 'desc')
         .limit(limit);
-      if (q.before) query = query.where('received_at', '<', q.before);
+      const before = parseBefore(q.before);
+      if (before) query = query.where(beforeFilter('received_at', 'id', before));
       const rows = await query.execute();
+      const last = rows.at(-1);
       return {
         signals: rows.map(signalView),
-        next_before: rows.length === limit ? rows[rows.length - 1].received_at : null,
+        next_before: rows.length === limit && last ? cursorOf(last.received_at, last.id) : null,
       };
     },
   );

@@ -23,6 +23,7 @@ import type { BundleTable } from '../db/tables.ts';
 import type { AppDeps } from '../deps.ts';
 import { ApiError, badRequest, isUniqueViolation, notFound } from '../errors.ts';
 import { presignedUrl } from '../objects/presign.ts';
+import { BeforeParam, beforeFilter, cursorOf, parseBefore } from '../pagination.ts';
 import { audit } from './audit.ts';
 
 const BundleSummary = Type.Object({
@@ -58,7 +59,7 @@ const BundleDetail = Type.Object({
 const ListQuery = Type.Object({
   tenant_id: Type.Optional(Type.String({ maxLength: 64 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  before: Type.Optional(Type.String({ format: 'date-time', description: 'page: bundles uploaded before this time' })),
+  before: Type.Optional(BeforeParam),
 });
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const errors = { '4xx': ApiErrorBody };
@@ -253,12 +254,14 @@ export async function supportRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const limit = q.limit ?? 50;
       let query = bundleQuery().orderBy('bundles.uploaded_at', 'desc').orderBy('bundles.id', 'desc').limit(limit);
       if (tenantId !== null) query = query.where('bundles.tenant_id', '=', tenantId);
-      if (q.before) query = query.where('bundles.uploaded_at', '<', q.before);
+      const before = parseBefore(q.before);
+      if (before) query = query.where(beforeFilter('bundles.uploaded_at', 'bundles.id', before));
       const rows = await query.execute();
       await audit(deps, user, 'bundle.list', tenantId ?? '*', tenantId);
+      const last = rows.at(-1);
       return {
         bundles: rows.map(summary),
-        next_before: rows.length === limit ? rows[rows.length - 1].uploaded_at : null,
+        next_before: rows.length === limit && last ? cursorOf(last.uploaded_at, last.id) : null,
       };
     },
   );

@@ -25,7 +25,6 @@ export interface DeliveryResponse {
 
 export function createDeliveryAgent(options: {
   allowPrivate: boolean;
-  connectionsPerOrigin: number;
   timeoutMs: number;
   /** Extra trusted CAs (PEM) on top of Node's store; in-process tests use it, a deployment uses NODE_EXTRA_CA_CERTS. */
   extraCa?: string[];
@@ -44,7 +43,9 @@ export function createDeliveryAgent(options: {
   };
   return new Agent({
     connect,
-    connections: options.connectionsPerOrigin,
+    // No per-origin cap: endpoints on one host must not queue behind each other; the worker
+    // bounds concurrency per endpoint and overall.
+    connections: null,
     keepAliveTimeout: 30_000,
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,

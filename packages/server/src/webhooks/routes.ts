@@ -9,6 +9,7 @@ import { newId } from '../auth/secrets.ts';
 import type { WebhookDeliveryTable, WebhookEndpointTable } from '../db/tables.ts';
 import type { AppDeps } from '../deps.ts';
 import { badRequest, notFound } from '../errors.ts';
+import { BeforeParam, beforeFilter, cursorOf, parseBefore } from '../pagination.ts';
 import { insertSignalWithDeliveries } from '../signals/routes.ts';
 import {
   HEADERS_MAX_COUNT,
@@ -286,7 +287,7 @@ export async function webhookRoutes(
             ]),
           ),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
-          before: Type.Optional(Type.String({ format: 'date-time' })),
+          before: Type.Optional(BeforeParam),
         }),
         response: {
           200: Type.Object({
@@ -308,14 +309,16 @@ export async function webhookRoutes(
         .where('endpoint_id', '=', endpoint.id)
         .where('tenant_id', '=', endpoint.tenant_id)
         .orderBy('created_at', 'desc')
-        .orderBy('id')
+        .orderBy('id', 'desc')
         .limit(limit);
       if (q.state) query = query.where('state', '=', q.state);
-      if (q.before) query = query.where('created_at', '<', q.before);
+      const before = parseBefore(q.before);
+      if (before) query = query.where(beforeFilter('created_at', 'id', before));
       const rows = await query.execute();
+      const last = rows.at(-1);
       return {
         deliveries: rows.map(deliveryView),
-        next_before: rows.length === limit ? rows[rows.length - 1].created_at : null,
+        next_before: rows.length === limit && last ? cursorOf(last.created_at, last.id) : null,
       };
     },
   );

@@ -9,10 +9,10 @@
 // endpoint has its own concurrency limit under the global one.
 
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Transaction, type Updateable } from 'kysely';
 import type { Dispatcher } from 'undici';
 import type { Db } from '../db/index.ts';
-import type { SignalTable, WebhookDeliveryTable } from '../db/tables.ts';
+import type { Database, SignalTable, WebhookDeliveryTable } from '../db/tables.ts';
 import { buildAttempt } from './envelope.ts';
 import { type DeliveryResponse, sendDelivery } from './http-client.ts';
 import type { WebhookMetrics } from './metrics.ts';
@@ -207,7 +207,7 @@ export class DeliveryWorker {
         this.endpoint(delivery.endpoint_id),
         this.signal(delivery.signal_id),
       ]);
-      if (!endpoint || !endpoint.enabled || !signal) {
+      if (!endpoint?.enabled || !signal) {
         const abandoned =
           !endpoint || !endpoint.enabled ? 'the endpoint is disabled or deleted' : 'the signal no longer exists';
         this.queueOutcome({ delivery, attempt, startedAt, durationMs: 0, response, error, abandoned });
@@ -255,118 +255,19 @@ export class DeliveryWorker {
       const batch = this.outcomes.splice(0, this.outcomes.length);
       if (batch.length === 0) return;
       const now = this.deps.now();
-      const toDisable: { endpointId: string; reason: string }[] = [];
+      const toDisable = new Map<string, string>();
+      const counted: string[] = [];
       try {
         await this.deps.db.transaction().execute(async (trx) => {
           for (const o of batch) {
-            if (o.abandoned) {
-              await trx
-                .updateTable('webhook_deliveries')
-                .set({ state: 'failed', lease_until: null, last_error: o.abandoned, completed_at: now.toISOString() })
-                .where('id', '=', o.delivery.id)
-                .execute();
-              this.deps.metrics.deliveries.inc({ outcome: 'failed' });
-              continue;
-            }
-            const status = o.response?.status ?? null;
-            const ok = status !== null && status >= 200 && status < 300;
-            await trx
-              .insertInto('webhook_attempts')
-              .values({
-                id: randomUUID(),
-                delivery_id: o.delivery.id,
-                tenant_id: o.delivery.tenant_id,
-                attempt: o.attempt,
-                started_at: o.startedAt.toISOString(),
-                duration_ms: o.durationMs,
-                status,
-                error:
-                  o.error ??
-                  (ok
-                    ? null
-                    : `HTTP ${status}${status !== null && status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`),
-                response_excerpt: o.response?.excerpt ?? null,
-              })
-              .execute();
-            if (ok) {
-              await trx
-                .updateTable('webhook_deliveries')
-                .set({
-                  state: 'succeeded',
-                  attempts: o.attempt,
-                  lease_until: null,
-                  last_status: status,
-                  last_error: null,
-                  completed_at: now.toISOString(),
-                })
-                .where('id', '=', o.delivery.id)
-                .execute();
-              await trx
-                .updateTable('webhook_endpoints')
-                .set({ failing_since: null })
-                .where('id', '=', o.delivery.endpoint_id)
-                .where('failing_since', 'is not', null)
-                .execute();
-              this.deps.metrics.deliveries.inc({ outcome: 'succeeded' });
-              continue;
-            }
-            const retryAfter = parseRetryAfter(headerString(o.response?.headers['retry-after']), now);
-            const delay = nextRetryDelay(this.options.schedule, o.attempt, this.deps.random, retryAfter);
-            const error = o.error ?? `HTTP ${status}`;
-            if (delay === undefined) {
-              await trx
-                .updateTable('webhook_deliveries')
-                .set({
-                  state: 'failed',
-                  attempts: o.attempt,
-                  lease_until: null,
-                  last_status: status,
-                  last_error: error,
-                  completed_at: now.toISOString(),
-                })
-                .where('id', '=', o.delivery.id)
-                .execute();
-              this.deps.metrics.deliveries.inc({ outcome: 'failed' });
-            } else {
-              await trx
-                .updateTable('webhook_deliveries')
-                .set({
-                  state: 'pending',
-                  attempts: o.attempt,
-                  lease_until: null,
-                  last_status: status,
-                  last_error: error,
-                  next_attempt_at: new Date(now.getTime() + delay).toISOString(),
-                })
-                .where('id', '=', o.delivery.id)
-                .execute();
-              this.deps.metrics.deliveries.inc({ outcome: 'retrying' });
-            }
-            // Endpoint health: start or continue its failing streak; disable it when too long.
-            const ep = await trx
-              .selectFrom('webhook_endpoints')
-              .select(['failing_since', 'enabled'])
-              .where('id', '=', o.delivery.endpoint_id)
-              .executeTakeFirst();
-            if (!ep || !ep.enabled) continue;
-            if (ep.failing_since === null) {
-              await trx
-                .updateTable('webhook_endpoints')
-                .set({ failing_since: o.startedAt.toISOString() })
-                .where('id', '=', o.delivery.endpoint_id)
-                .execute();
-            } else if (now.getTime() - Date.parse(ep.failing_since) >= this.options.disableAfterMs) {
-              toDisable.push({
-                endpointId: o.delivery.endpoint_id,
-                reason: `disabled automatically: every delivery attempt failed since ${ep.failing_since} (last: ${error})`,
-              });
-            }
+            const outcome = await this.recordOutcome(trx, o, now, toDisable);
+            if (outcome) counted.push(outcome);
           }
-          for (const d of toDisable) {
+          for (const [endpointId, reason] of toDisable) {
             await trx
               .updateTable('webhook_endpoints')
-              .set({ enabled: 0, disabled_reason: d.reason, updated_at: now.toISOString() })
-              .where('id', '=', d.endpointId)
+              .set({ enabled: 0, disabled_reason: reason, updated_at: now.toISOString() })
+              .where('id', '=', endpointId)
               .execute();
             await trx
               .updateTable('webhook_deliveries')
@@ -376,21 +277,131 @@ export class DeliveryWorker {
                 completed_at: now.toISOString(),
                 lease_until: null,
               })
-              .where('endpoint_id', '=', d.endpointId)
+              .where('endpoint_id', '=', endpointId)
               .where('state', '=', 'pending')
               .execute();
           }
         });
-        for (const d of toDisable) this.deps.log.warn({ endpointId: d.endpointId }, d.reason);
+        for (const outcome of counted) this.deps.metrics.deliveries.inc({ outcome });
+        for (const [endpointId, reason] of toDisable) this.deps.log.warn({ endpointId }, reason);
       } catch (error) {
         // The rows stay leased; the lease expires and they are attempted again (at-least-once).
         this.deps.log.error({ err: error, outcomes: batch.length }, 'recording webhook outcomes failed');
       } finally {
         for (const o of batch) this.release(o.delivery.endpoint_id);
-        if (batch.length > 0 && this.running) this.wake();
+        if (this.running) this.wake();
       }
     });
     return this.flushing;
+  }
+
+  /**
+   * Records one outcome inside the batch transaction and returns its metric label, or
+   * undefined when the delivery no longer exists (its endpoint was deleted meanwhile):
+   * the delivery row is updated first, and only a row that is still there gets an attempt.
+   */
+  private async recordOutcome(
+    trx: Transaction<Database>,
+    o: Outcome,
+    now: Date,
+    toDisable: Map<string, string>,
+  ): Promise<'succeeded' | 'retrying' | 'failed' | undefined> {
+    const nowIso = now.toISOString();
+    const setDelivery = async (changes: Updateable<WebhookDeliveryTable>) =>
+      Number(
+        (await trx.updateTable('webhook_deliveries').set(changes).where('id', '=', o.delivery.id).executeTakeFirst())
+          .numUpdatedRows,
+      ) > 0;
+    if (o.abandoned) {
+      return (await setDelivery({ state: 'failed', lease_until: null, last_error: o.abandoned, completed_at: nowIso }))
+        ? 'failed'
+        : undefined;
+    }
+    const status = o.response?.status ?? null;
+    const ok = status !== null && status >= 200 && status < 300;
+    const redirect = status !== null && status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
+    const error = ok ? null : (o.error ?? `HTTP ${status}${redirect}`);
+    let outcome: 'succeeded' | 'retrying' | 'failed';
+    let exists: boolean;
+    if (ok) {
+      outcome = 'succeeded';
+      exists = await setDelivery({
+        state: 'succeeded',
+        attempts: o.attempt,
+        lease_until: null,
+        last_status: status,
+        last_error: null,
+        completed_at: nowIso,
+      });
+    } else {
+      const retryAfter = parseRetryAfter(headerString(o.response?.headers['retry-after']), now);
+      const delay = nextRetryDelay(this.options.schedule, o.attempt, this.deps.random, retryAfter);
+      outcome = delay === undefined ? 'failed' : 'retrying';
+      exists = await setDelivery(
+        delay === undefined
+          ? {
+              state: 'failed',
+              attempts: o.attempt,
+              lease_until: null,
+              last_status: status,
+              last_error: error,
+              completed_at: nowIso,
+            }
+          : {
+              state: 'pending',
+              attempts: o.attempt,
+              lease_until: null,
+              last_status: status,
+              last_error: error,
+              next_attempt_at: new Date(now.getTime() + delay).toISOString(),
+            },
+      );
+    }
+    if (!exists) return undefined;
+    await trx
+      .insertInto('webhook_attempts')
+      .values({
+        id: randomUUID(),
+        delivery_id: o.delivery.id,
+        tenant_id: o.delivery.tenant_id,
+        attempt: o.attempt,
+        started_at: o.startedAt.toISOString(),
+        duration_ms: o.durationMs,
+        status,
+        error,
+        response_excerpt: o.response?.excerpt ?? null,
+      })
+      .execute();
+    // Endpoint health: a success ends a failing streak; a failure starts or continues one,
+    // and a streak longer than disableAfterMs disables the endpoint.
+    if (ok) {
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({ failing_since: null })
+        .where('id', '=', o.delivery.endpoint_id)
+        .where('failing_since', 'is not', null)
+        .execute();
+      return outcome;
+    }
+    const ep = await trx
+      .selectFrom('webhook_endpoints')
+      .select(['failing_since', 'enabled'])
+      .where('id', '=', o.delivery.endpoint_id)
+      .executeTakeFirst();
+    if (!ep || !ep.enabled) return outcome;
+    if (ep.failing_since === null) {
+      await trx
+        .updateTable('webhook_endpoints')
+        .set({ failing_since: o.startedAt.toISOString() })
+        .where('id', '=', o.delivery.endpoint_id)
+        .execute();
+    } else if (now.getTime() - Date.parse(ep.failing_since) >= this.options.disableAfterMs) {
+      toDisable.set(
+        o.delivery.endpoint_id,
+        `disabled automatically: every delivery attempt failed since ${ep.failing_since} (last: ${error})`,
+      );
+    }
+    return outcome;
   }
 
   private release(endpointId: string): void {

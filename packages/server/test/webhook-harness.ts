@@ -1,0 +1,463 @@
+// Test harness for webhook delivery: the real guard-server in-process (SQLite in a temp data
+// dir, the real delivery worker and undici client), real HTTPS receivers on loopback with a
+// certificate signed by a throw-away CA, a clock that follows real time (tests can move it
+// forward) and helpers for the endpoint API.
+//
+// Certificates are generated with `openssl` at test start rather than checked in: nothing
+// expires in the repository, no private key is committed, and each run trusts only its own
+// CA. Generation takes a few tens of milliseconds.
+//
+// Network safety: receivers listen on 127.0.0.1 or ::1 only; the only hostname used is
+// `localhost`. Non-loopback addresses appear only as endpoint URLs on a server with
+// --webhook-allow-private off, where the SSRF guard refuses them before connecting.
+
+import { execFile } from 'node:child_process';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { hashSecret, newId, newSecret } from '../src/auth/secrets.ts';
+import { loadServerConfig } from '../src/config.ts';
+import type { Role } from '../src/db/tables.ts';
+import { type RunningServer, startServer } from '../src/server.ts';
+import { runSetup } from '../src/setup.ts';
+import { type ApiResult, api, enrollAgent, type Loose, sleep } from './harness.ts';
+
+const execFileP = promisify(execFile);
+
+// ---------------------------------------------------------------------------------------
+// TLS material
+
+export interface TestTls {
+  /** PEM of the CA that signed `cert`; hand it to the server as a delivery CA. */
+  caPem: string;
+  /** Leaf key and certificate for DNS:localhost, IP:127.0.0.1 and IP:::1. */
+  key: string;
+  cert: string;
+}
+
+/** A fresh CA and a leaf certificate for localhost/127.0.0.1/::1, valid for two days. */
+export async function makeTestTls(): Promise<TestTls> {
+  const dir = await mkdtemp(join(os.tmpdir(), 'guard-webhook-tls-'));
+  try {
+    const p = (name: string) => join(dir, name);
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    await execFileP('openssl', [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      p('ca.key'),
+      '-out',
+      p('ca.pem'),
+      '-days',
+      '2',
+      '-subj',
+      '/CN=Guard webhook test CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ]);
+    await execFileP('openssl', [
+      'req',
+      ...ec,
+      '-keyout',
+      p('leaf.key'),
+      '-out',
+      p('leaf.csr'),
+      '-subj',
+      '/CN=localhost',
+    ]);
+    await writeFile(
+      p('leaf.ext'),
+      [
+        'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
+        'basicConstraints=critical,CA:FALSE',
+        'keyUsage=critical,digitalSignature',
+        'extendedKeyUsage=serverAuth',
+        '',
+      ].join('\n'),
+    );
+    await execFileP('openssl', [
+      'x509',
+      '-req',
+      '-in',
+      p('leaf.csr'),
+      '-CA',
+      p('ca.pem'),
+      '-CAkey',
+      p('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      p('leaf.pem'),
+      '-days',
+      '2',
+      '-extfile',
+      p('leaf.ext'),
+    ]);
+    const [caPem, key, cert] = await Promise.all(['ca.pem', 'leaf.key', 'leaf.pem'].map((f) => readFile(p(f), 'utf8')));
+    return { caPem, key, cert };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Clock and server
+
+/** Real time plus an offset the test may move forward: retries still come due by themselves. */
+export class LiveClock {
+  offsetMs = 0;
+  now = (): Date => new Date(Date.now() + this.offsetMs);
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+}
+
+/** Fast delivery settings for tests; any of them can be overridden. */
+export const FAST_WEBHOOK_FLAGS: Record<string, string | boolean> = {
+  'webhook-allow-private': true,
+  'webhook-retry-schedule': '0,200ms,400ms',
+  'webhook-timeout-ms': '1000',
+  'webhook-poll-ms': '20',
+  'webhook-endpoint-concurrency': '4',
+  'gc-interval': '3600',
+};
+
+export interface WebhookServer {
+  /** http://127.0.0.1:<port> */
+  url: string;
+  dataDir: string;
+  clock: LiveClock;
+  running: RunningServer;
+  deps: RunningServer['deps'];
+  /** Stops the server and removes its data dir (idempotent). */
+  close(): Promise<void>;
+}
+
+export async function startWebhookServer(options: {
+  caPem: string;
+  flags?: Record<string, string | boolean>;
+}): Promise<WebhookServer> {
+  const dataDir = await mkdtemp(join(os.tmpdir(), 'guard-webhook-data-'));
+  const clock = new LiveClock();
+  const config = loadServerConfig(
+    { 'data-dir': dataDir, listen: '127.0.0.1:0', ...FAST_WEBHOOK_FLAGS, ...options.flags },
+    {},
+    process.cwd(),
+  );
+  const running = await startServer(config, { now: clock.now, logger: false, deliveryCa: [options.caPem] });
+  let closed = false;
+  return {
+    url: running.url,
+    dataDir,
+    clock,
+    running,
+    deps: running.deps,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await running.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Tenants and principals
+
+export interface Tenant {
+  tenantId: string;
+  adminToken: string;
+  agentKey: string;
+  agentId: string;
+  hostname: string;
+  environment: string;
+}
+
+let tenantSeq = 0;
+
+/** A new tenant with its admin and one enrolled agent (hostname and environment recorded). */
+export async function newTenant(server: WebhookServer): Promise<Tenant> {
+  const setup = await runSetup(server.deps.db, server.clock.now);
+  tenantSeq++;
+  const hostname = `web-${String(tenantSeq).padStart(2, '0')}.internal.example`;
+  const environment = 'production';
+  const agent = await enrollAgent(server.url, setup.enroll_token, { hostname, environment });
+  return {
+    tenantId: setup.tenant_id,
+    adminToken: setup.admin_token,
+    agentKey: agent.api_key,
+    agentId: agent.agent_id,
+    hostname,
+    environment,
+  };
+}
+
+/**
+ * A user with `role` and an API token, inserted straight into the database: the API has no
+ * user management. The token is stored as its SHA-256, as the server's auth expects.
+ */
+export async function addUserToken(server: WebhookServer, tenantId: string | null, role: Role): Promise<string> {
+  const token = newSecret('userToken');
+  const userId = newId('u');
+  const at = server.clock.now().toISOString();
+  await server.deps.db
+    .insertInto('users')
+    .values({
+      id: userId,
+      tenant_id: tenantId,
+      email: `${userId}@test.local`,
+      role,
+      password_hash: '!',
+      created_at: at,
+    })
+    .execute();
+  await server.deps.db
+    .insertInto('api_tokens')
+    .values({
+      id: newId('tok'),
+      user_id: userId,
+      token_hash: hashSecret(token),
+      name: 'test',
+      created_at: at,
+      revoked_at: null,
+    })
+    .execute();
+  return token;
+}
+
+// ---------------------------------------------------------------------------------------
+// API helpers
+
+export interface CreatedEndpoint {
+  id: string;
+  secret: string;
+  url: string;
+  name: string;
+  headers: Record<string, string>;
+}
+
+export async function createEndpoint(
+  server: WebhookServer,
+  token: string,
+  body: { name?: string; url: string; headers?: Record<string, string> },
+): Promise<CreatedEndpoint> {
+  const res = await api(server.url, 'POST', '/v1/webhooks/endpoints', {
+    token,
+    body: { name: body.name ?? 'test endpoint', url: body.url, ...(body.headers ? { headers: body.headers } : {}) },
+  });
+  if (res.status !== 201) throw new Error(`creating the endpoint answered ${res.status}: ${res.text}`);
+  return res.json as CreatedEndpoint;
+}
+
+export const SIGNAL = {
+  signal_type: 'sudo_command_executed',
+  severity: 4,
+  description: 'alice ran sudo /usr/bin/apt-get install netcat',
+  identity_id: 'uid-1000',
+  identity_name: 'alice',
+};
+
+export function postSignal(server: WebhookServer, agentKey: string, body: Record<string, unknown> = {}) {
+  return api(server.url, 'POST', '/v1/signals', { token: agentKey, body: { ...SIGNAL, ...body } });
+}
+
+export async function createSignal(
+  server: WebhookServer,
+  agentKey: string,
+  body: Record<string, unknown> = {},
+): Promise<{ signal_id: string; deliveries: number }> {
+  const res = await postSignal(server, agentKey, body);
+  if (res.status !== 201) throw new Error(`creating the signal answered ${res.status}: ${res.text}`);
+  return res.json;
+}
+
+export async function listDeliveries(server: WebhookServer, token: string, endpointId: string): Promise<Loose[]> {
+  const res = await api(server.url, 'GET', `/v1/webhooks/endpoints/${endpointId}/deliveries?limit=500`, { token });
+  if (res.status !== 200) throw new Error(`listing deliveries answered ${res.status}: ${res.text}`);
+  return res.json.deliveries;
+}
+
+export async function getDelivery(server: WebhookServer, token: string, id: string): Promise<Loose> {
+  const res = await api(server.url, 'GET', `/v1/webhooks/deliveries/${id}`, { token });
+  if (res.status !== 200) throw new Error(`reading delivery ${id} answered ${res.status}: ${res.text}`);
+  return res.json;
+}
+
+/** Polls a delivery until `pred` holds; returns it. */
+export async function waitForDelivery(
+  server: WebhookServer,
+  token: string,
+  id: string,
+  pred: (d: Loose) => boolean,
+  what: string,
+  timeoutMs = 5000,
+): Promise<Loose> {
+  const deadline = Date.now() + timeoutMs;
+  let last: Loose;
+  for (;;) {
+    last = await getDelivery(server, token, id);
+    if (pred(last)) return last;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for delivery ${what}; last: ${JSON.stringify(last)}`);
+    await sleep(25);
+  }
+}
+
+export function apiCall(
+  server: WebhookServer,
+  method: string,
+  path: string,
+  token?: string,
+  body?: unknown,
+): Promise<ApiResult> {
+  return api(server.url, method, path, { token, body });
+}
+
+/** Prometheus text → sample name with labels (as printed) → value. */
+export async function scrapeMetrics(server: WebhookServer): Promise<Map<string, number>> {
+  const res = await fetch(`${server.url}/metrics`);
+  if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
+  const out = new Map<string, number>();
+  for (const line of (await res.text()).split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const m = /^(\S+?(?:\{[^}]*\})?)\s+(\S+)$/.exec(line);
+    if (m) out.set(m[1], Number(m[2]));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Independent signature check (what a careful receiver writes without the SDK)
+
+/** HMAC-SHA256 over the raw bytes, compared in constant time with the header. */
+export function independentlyVerified(rawBody: Buffer, header: string | undefined, secret: string): boolean {
+  if (header === undefined || !/^sha256=[0-9a-f]{64}$/.test(header)) return false;
+  const want = Buffer.from(`sha256=${createHmac('sha256', Buffer.from(secret, 'utf8')).update(rawBody).digest('hex')}`);
+  const got = Buffer.from(header);
+  return want.length === got.length && timingSafeEqual(want, got);
+}
+
+// ---------------------------------------------------------------------------------------
+// HTTPS receiver
+
+export interface ReceivedRequest {
+  /** 1-based order of arrival over the whole receiver. */
+  seq: number;
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  /** Header names exactly as sent, for checks of duplicates. */
+  rawHeaders: string[];
+  /** The raw body bytes as received: what the signature covers. */
+  body: Buffer;
+  /** Date.now() when the body was complete. */
+  at: number;
+}
+
+export type Reply = { status?: number; headers?: Record<string, string>; body?: string | Buffer } | 'hang';
+/** Decides the answer to one request; `nth` counts the requests to this path (1-based). */
+export type Responder = (req: ReceivedRequest, nth: number) => Reply | Promise<Reply>;
+
+export class Receiver {
+  readonly server: https.Server;
+  readonly hits: ReceivedRequest[] = [];
+  private readonly routes = new Map<string, Responder>();
+  private readonly counts = new Map<string, number>();
+
+  private constructor(server: https.Server) {
+    this.server = server;
+  }
+
+  /** Listens on `host` (127.0.0.1 or ::1 only) on a free port. */
+  static async start(tls: { key: string; cert: string }, host: '127.0.0.1' | '::1' = '127.0.0.1'): Promise<Receiver> {
+    const server = https.createServer({ key: tls.key, cert: tls.cert, keepAlive: true });
+    const receiver = new Receiver(server);
+    server.on('request', (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const path = (req.url ?? '/').split('?')[0];
+        const hit: ReceivedRequest = {
+          seq: receiver.hits.length + 1,
+          method: req.method ?? '',
+          path,
+          headers: req.headers,
+          rawHeaders: req.rawHeaders,
+          body: Buffer.concat(chunks),
+          at: Date.now(),
+        };
+        receiver.hits.push(hit);
+        const nth = (receiver.counts.get(path) ?? 0) + 1;
+        receiver.counts.set(path, nth);
+        const responder: Responder = receiver.routes.get(path) ?? (() => ({ status: 200, body: '{"ok":true}' }));
+        Promise.resolve(responder(hit, nth)).then(
+          (reply) => {
+            if (reply === 'hang' || res.destroyed) return;
+            res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
+            res.end(reply.body ?? '');
+          },
+          () => res.destroy(),
+        );
+      });
+    });
+    server.listen(0, host);
+    await once(server, 'listening');
+    return receiver;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** https://127.0.0.1:<port><path> (or https://[::1]:<port><path>). */
+  url(path: string): string {
+    const a = this.server.address() as AddressInfo;
+    const host = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+    return `https://${host}:${a.port}${path}`;
+  }
+
+  /** https://localhost:<port><path>: the certificate's DNS name. */
+  localhostUrl(path: string): string {
+    return `https://localhost:${this.port}${path}`;
+  }
+
+  on(path: string, responder: Responder): this {
+    this.routes.set(path, responder);
+    return this;
+  }
+
+  hitsFor(path: string): ReceivedRequest[] {
+    return this.hits.filter((h) => h.path === path);
+  }
+
+  async waitForHits(path: string, n: number, timeoutMs = 5000): Promise<ReceivedRequest[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const hits = this.hitsFor(path);
+      if (hits.length >= n) return hits;
+      if (Date.now() > deadline)
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${n} hits on ${path}; got ${hits.length}`);
+      await sleep(10);
+    }
+  }
+
+  /** Closes the listener and every connection, hanging requests included. */
+  async close(): Promise<void> {
+    const closed = new Promise((r) => this.server.close(r));
+    this.server.closeAllConnections();
+    await closed;
+  }
+}
+
+/** Parses a received body as JSON. */
+export function bodyJson(hit: ReceivedRequest): Loose {
+  return JSON.parse(hit.body.toString('utf8'));
+}
