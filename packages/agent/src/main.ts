@@ -3,9 +3,6 @@
 // default disposition (exit 130/143), as spec 1.7 and 7.1 require.
 
 import { Command, CommanderError, Option } from 'commander';
-import { runEnroll } from './commands/enroll.ts';
-import { runCollect } from './commands/support-bundle-collect.ts';
-import { runUpload } from './commands/support-bundle-upload.ts';
 import { DEFAULT_CONFIG_PATH, loadConfig } from './config.ts';
 import type { CommandContext } from './context.ts';
 import { AgentError, EXIT_CODES } from './errors.ts';
@@ -40,7 +37,7 @@ export function buildProgram(ctx: (configPath: string, explicit: boolean) => Com
     .option('--token <->', 'read the enrolment token from standard input (only "-" is accepted)')
     .exitOverride()
     .action((flags: { url: string; tokenFile?: string; token?: string }) =>
-      runEnroll(contextOf(), flags, process.stdin),
+      import('./commands/enroll.ts').then(({ runEnroll }) => runEnroll(contextOf(), flags, process.stdin)),
     );
 
   const bundle = program
@@ -57,7 +54,10 @@ export function buildProgram(ctx: (configPath: string, explicit: boolean) => Com
     )
     .option('--out <path>', 'bundle path (default: <state_dir>/support/<unix_seconds>.tar.zst); never overwritten')
     .exitOverride()
-    .action((flags: { out?: string }) => runCollect(contextOf(), flags));
+    .action((flags: { out?: string }) =>
+      // Each command loads only what it needs (upload's HTTP client is large).
+      import('./commands/support-bundle-collect.ts').then(({ runCollect }) => runCollect(contextOf(), flags)),
+    );
   bundle
     .command('upload')
     .description(
@@ -69,7 +69,9 @@ export function buildProgram(ctx: (configPath: string, explicit: boolean) => Com
     )
     .argument('<bundle-file>', 'path to a .tar.zst bundle made by support-bundle collect')
     .exitOverride()
-    .action((bundleFile: string) => runUpload(contextOf(), bundleFile));
+    .action((bundleFile: string) =>
+      import('./commands/support-bundle-upload.ts').then(({ runUpload }) => runUpload(contextOf(), bundleFile)),
+    );
   return program;
 }
 

@@ -29,7 +29,7 @@ import {
   type ManifestMember,
   rotatedSegmentNumber,
   SYSTEM_MEMBER,
-} from '@guard/contract';
+} from '@guard/contract/bundle';
 import type { AgentConfig } from '../config.ts';
 import { AgentError, describeSystemError } from '../errors.ts';
 import type { Progress } from '../progress.ts';

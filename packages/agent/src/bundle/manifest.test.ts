@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseManifest, REDACTION_PATTERN_SOURCE } from '@guard/contract';
+import { parseManifest, REDACTION_PATTERN_SOURCE } from '@guard/contract/bundle';
 import { buildManifest, manifestBytes } from './manifest.ts';
 
 const sha = 'a'.repeat(64);
@@ -47,7 +47,13 @@ test('serialised manifest parses back through the contract validator', () => {
 });
 
 test('an empty bundle has zero masked values and empty lists', () => {
-  const m = buildManifest({ ...input, contents: [], trimmedSegments: [], maskedByMember: new Map(), collectionErrors: [] });
+  const m = buildManifest({
+    ...input,
+    contents: [],
+    trimmedSegments: [],
+    maskedByMember: new Map(),
+    collectionErrors: [],
+  });
   assert.equal(m.redaction.values_masked, 0);
   assert.deepEqual(m.redaction.members, {});
   assert.deepEqual(m.trimmed_segments, []);

@@ -5,7 +5,7 @@ import {
   type CollectionError,
   type ManifestMember,
   REDACTION_PATTERN_SOURCE,
-} from '@guard/contract';
+} from '@guard/contract/bundle';
 
 export interface ManifestInput {
   agentVersion: string;

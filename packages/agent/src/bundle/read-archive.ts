@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createZstdDecompress } from 'node:zlib';
-import { type BundleManifest, MANIFEST_MEMBER, type ManifestMember, parseManifest } from '@guard/contract';
+import { type BundleManifest, MANIFEST_MEMBER, type ManifestMember, parseManifest } from '@guard/contract/bundle';
 import tar from 'tar-stream';
 import { AgentError, describeSystemError } from '../errors.ts';
 import { ZLIB_CHUNK_BYTES } from './archive.ts';
@@ -20,8 +20,11 @@ export interface BundleListing {
   members: ManifestMember[];
 }
 
+/** Sees every raw byte of the file as it is read (upload hashes the whole file in the same pass). */
+export type RawTap = (chunk: Buffer) => void;
+
 /** Lists a bundle's members with their stored size and SHA-256; throws on a corrupt archive. */
-export async function readBundle(path: string): Promise<BundleListing> {
+export async function readBundle(path: string, tap?: RawTap): Promise<BundleListing> {
   const members: ManifestMember[] = [];
   let manifestText: string | undefined;
   const extract = tar.extract();
@@ -48,21 +51,19 @@ export async function readBundle(path: string): Promise<BundleListing> {
     });
     stream.on('error', next);
   });
-  await pipeline(
-    createReadStream(path, { highWaterMark: ZLIB_CHUNK_BYTES }),
-    createZstdDecompress({ chunkSize: ZLIB_CHUNK_BYTES }),
-    extract as unknown as Writable,
-  );
+  const file = createReadStream(path, { highWaterMark: ZLIB_CHUNK_BYTES });
+  if (tap) file.on('data', (chunk) => tap(chunk as Buffer));
+  await pipeline(file, createZstdDecompress({ chunkSize: ZLIB_CHUNK_BYTES }), extract as unknown as Writable);
   let manifest: BundleManifest | undefined;
   if (manifestText !== undefined) manifest = parseManifest(JSON.parse(manifestText));
   return { manifest, members };
 }
 
 /** Verifies a bundle against its manifest; returns the manifest or throws an AgentError. */
-export async function verifyBundle(path: string): Promise<BundleManifest> {
+export async function verifyBundle(path: string, tap?: RawTap): Promise<BundleManifest> {
   let listing: BundleListing;
   try {
-    listing = await readBundle(path);
+    listing = await readBundle(path, tap);
   } catch (error) {
     const reason = (error as NodeJS.ErrnoException).code?.startsWith('E')
       ? describeSystemError(error)

@@ -4,7 +4,7 @@ import { createReadStream, readdirSync, readFileSync } from 'node:fs';
 import { type Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, test } from 'node:test';
-import { REDACTED_VALUE, REDACTION_PATTERN } from '@guard/contract';
+import { REDACTED_VALUE, REDACTION_PATTERN } from '@guard/contract/bundle';
 import fc from 'fast-check';
 import { longLineMarker, MAX_LINE_BYTES, RedactStream, redactLine } from './redact.ts';
 

@@ -14,7 +14,7 @@
 // survive untouched and every syntax character (all ASCII) is found exactly.
 
 import { Transform, type TransformCallback } from 'node:stream';
-import { REDACTED_VALUE, REDACTION_PATTERN } from '@guard/contract';
+import { REDACTED_VALUE, REDACTION_PATTERN } from '@guard/contract/bundle';
 
 /**
  * Every matching key contains one of these substrings, so a line without any of them needs

@@ -58,23 +58,19 @@ describe('selectSegments', () => {
 
   test('property: the total never exceeds the cap, every segment is taken or trimmed, and a trimmed one never fit', () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.nat({ max: 100 * MiB }), { maxLength: 30 }),
-        fc.nat({ max: CAP }),
-        (sizes, base) => {
-          const segments = sizes.map((size, i) => ({ name: `s.${i + 1}.gz`, size }));
-          const r = selectSegments(segments, base, CAP);
-          assert.ok(r.total <= Math.max(CAP, base));
-          assert.equal(r.taken.length + r.trimmed.length, segments.length);
-          // Greedy newest-first: replaying the decisions, each trimmed segment would have crossed the cap.
-          let total = base;
-          for (const s of segments) {
-            if (r.taken.includes(s.name)) total += s.size;
-            else assert.ok(total + s.size > CAP, `${s.name} would have fit`);
-          }
-          assert.equal(total, r.total);
-        },
-      ),
+      fc.property(fc.array(fc.nat({ max: 100 * MiB }), { maxLength: 30 }), fc.nat({ max: CAP }), (sizes, base) => {
+        const segments = sizes.map((size, i) => ({ name: `s.${i + 1}.gz`, size }));
+        const r = selectSegments(segments, base, CAP);
+        assert.ok(r.total <= Math.max(CAP, base));
+        assert.equal(r.taken.length + r.trimmed.length, segments.length);
+        // Greedy newest-first: replaying the decisions, each trimmed segment would have crossed the cap.
+        let total = base;
+        for (const s of segments) {
+          if (r.taken.includes(s.name)) total += s.size;
+          else assert.ok(total + s.size > CAP, `${s.name} would have fit`);
+        }
+        assert.equal(total, r.total);
+      }),
       { numRuns: 500 },
     );
   });

@@ -10,7 +10,7 @@ test('parses os-release identity fields and unquotes values', () => {
     'PRETTY_NAME="Debian GNU/Linux 12 (bookworm)"',
     'NAME="Debian GNU/Linux"',
     'VERSION_ID="12"',
-    "ID=debian",
+    'ID=debian',
     'HOME_URL="https://www.debian.org/"',
     '# comment',
     'VERSION_CODENAME=bookworm',
@@ -75,13 +75,21 @@ describe('collectSystemInfo', () => {
       stateDir: dir,
       errorLines24h: 4,
       now: new Date('2026-11-21T12:00:00Z'),
-      sources: { osRelease: join(dir, 'os-release'), btfVmlinux: join(dir, 'vmlinux'), unprivilegedBpfDisabled: join(dir, 'unpriv') },
+      sources: {
+        osRelease: join(dir, 'os-release'),
+        btfVmlinux: join(dir, 'vmlinux'),
+        unprivilegedBpfDisabled: join(dir, 'unpriv'),
+      },
     });
     assert.deepEqual(errors, []);
     assert.equal(info.agent_version, '9.9.9');
     assert.equal(info.kernel.release, os.release());
     assert.deepEqual(info.distro, { ID: 'debian', VERSION_ID: '12' });
-    assert.deepEqual(info.ebpf, { btf_present: true, unprivileged_bpf_disabled: 2, probe_status: { state: 'attached' } });
+    assert.deepEqual(info.ebpf, {
+      btf_present: true,
+      unprivileged_bpf_disabled: 2,
+      probe_status: { state: 'attached' },
+    });
     assert.deepEqual(info.agent_log, { error_lines_last_24h: 4 });
   });
 
@@ -92,7 +100,11 @@ describe('collectSystemInfo', () => {
       stateDir: empty,
       errorLines24h: null,
       now: new Date(),
-      sources: { osRelease: join(empty, 'nope'), btfVmlinux: join(empty, 'nope2'), unprivilegedBpfDisabled: join(empty, 'nope3') },
+      sources: {
+        osRelease: join(empty, 'nope'),
+        btfVmlinux: join(empty, 'nope2'),
+        unprivilegedBpfDisabled: join(empty, 'nope3'),
+      },
     });
     assert.equal(info.distro, null);
     assert.equal(info.ebpf.btf_present, false);
@@ -113,7 +125,11 @@ describe('collectSystemInfo', () => {
       stateDir: d,
       errorLines24h: 0,
       now: new Date(),
-      sources: { osRelease: '/etc/os-release', btfVmlinux: '/nonexistent', unprivilegedBpfDisabled: '/proc/sys/kernel/unprivileged_bpf_disabled' },
+      sources: {
+        osRelease: '/etc/os-release',
+        btfVmlinux: '/nonexistent',
+        unprivilegedBpfDisabled: '/proc/sys/kernel/unprivileged_bpf_disabled',
+      },
     });
     assert.equal(info.ebpf.probe_status, null);
     assert.deepEqual(errors, [{ source: join(d, 'probe-status.json'), message: 'not valid JSON' }]);

@@ -14,7 +14,6 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { pipeline, Transform, type TransformCallback } from 'node:stream';
-import { pipeline as pipelinePromise } from 'node:stream/promises';
 import type { BundleManifest, RegisterRequest, RegisterResponse, UploadUrlRequest } from '@guard/contract';
 import { readEnrollment } from '../enrollment/store.ts';
 import { AgentError, describeSystemError } from '../errors.ts';
@@ -90,10 +89,16 @@ export async function inspectBundle(path: string, progress: Progress): Promise<L
     if (stat.size === 0) throw new AgentError('bundle', `bundle file ${path} is empty`);
     progress.grow(stat.size);
     progress.phase('checking the bundle');
-    const [manifest, digest] = await Promise.all([verifyBundle(path), hashHandle(handle, progress)]);
-    if (digest.size !== stat.size)
-      throw new AgentError('bundle', `bundle file ${path} changed while it was being checked`);
-    return { manifest, size: digest.size, sha256: digest.sha256 };
+    // One read: the archive check sees the same bytes the whole-file SHA-256 is computed over.
+    const hash = createHash('sha256');
+    let size = 0;
+    const manifest = await verifyBundle(path, (chunk) => {
+      hash.update(chunk);
+      size += chunk.length;
+      progress.advance(chunk.length);
+    });
+    if (size !== stat.size) throw new AgentError('bundle', `bundle file ${path} changed while it was being checked`);
+    return { manifest, size, sha256: hash.digest('hex') };
   } catch (error) {
     if (error instanceof AgentError) throw error;
     throw new AgentError('bundle', `cannot read bundle file ${path}: ${describeSystemError(error)}`, {
@@ -103,26 +108,6 @@ export async function inspectBundle(path: string, progress: Progress): Promise<L
     progress.done();
     await handle.close();
   }
-}
-
-async function hashHandle(
-  handle: Awaited<ReturnType<typeof open>>,
-  progress: Progress,
-): Promise<{ size: number; sha256: string }> {
-  const hash = createHash('sha256');
-  let size = 0;
-  await pipelinePromise(
-    handle.createReadStream({ start: 0, autoClose: false, highWaterMark: 1 << 20 }),
-    new Transform({
-      transform(chunk: Buffer, _enc, done: TransformCallback) {
-        hash.update(chunk);
-        size += chunk.length;
-        progress.advance(chunk.length);
-        done();
-      },
-    }),
-  );
-  return { size, sha256: hash.digest('hex') };
 }
 
 // ---------------------------------------------------------------------------------------
