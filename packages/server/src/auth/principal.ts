@@ -9,7 +9,7 @@ import { forbidden, unauthorized } from '../errors.ts';
 import { hashSecret, secretKind } from './secrets.ts';
 
 export type Principal =
-  | { kind: 'agent'; agentId: string; tenantId: string; hostname: string }
+  | { kind: 'agent'; agentId: string; tenantId: string; hostname: string; environment: string }
   | { kind: 'user'; userId: string; tenantId: string | null; role: Role; email: string };
 
 const BEARER = /^Bearer ([A-Za-z0-9_-]{10,200})$/;
@@ -24,11 +24,19 @@ export async function resolvePrincipal(db: Db, authorization: string | undefined
     case 'agentKey': {
       const agent = await db
         .selectFrom('agents')
-        .select(['id', 'tenant_id', 'hostname'])
+        .select(['id', 'tenant_id', 'hostname', 'environment'])
         .where('api_key_hash', '=', hash)
         .where('revoked_at', 'is', null)
         .executeTakeFirst();
-      return agent && { kind: 'agent', agentId: agent.id, tenantId: agent.tenant_id, hostname: agent.hostname };
+      return (
+        agent && {
+          kind: 'agent',
+          agentId: agent.id,
+          tenantId: agent.tenant_id,
+          hostname: agent.hostname,
+          environment: agent.environment,
+        }
+      );
     }
     case 'userToken': {
       const user = await db

@@ -184,6 +184,21 @@ const MIGRATIONS: Record<string, Migration> = {
         .execute();
     },
   },
+  '0003_delivery_claim_index': {
+    // The claim reads each endpoint's due deliveries in time order: one index seek per endpoint.
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createIndex('webhook_deliveries_endpoint_due')
+        .on('webhook_deliveries')
+        .columns(['endpoint_id', 'state', 'next_attempt_at'])
+        .execute();
+      await db.schema
+        .createIndex('webhook_deliveries_lease')
+        .on('webhook_deliveries')
+        .columns(['state', 'lease_until'])
+        .execute();
+    },
+  },
 };
 
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {

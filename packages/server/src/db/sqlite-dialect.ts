@@ -3,7 +3,7 @@
 // whether it returns columns.
 
 import { closeSync, openSync } from 'node:fs';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { type SqliteDatabase, SqliteDialect } from 'kysely';
 
 export function openSqlite(path: string): DatabaseSync {
@@ -17,13 +17,27 @@ export function openSqlite(path: string): DatabaseSync {
   return db;
 }
 
+/** Prepared statements by SQL text: preparing costs 20–150 µs, more than most queries run. */
+const STATEMENT_CACHE_MAX = 500;
+
 export function nodeSqliteDialect(db: DatabaseSync): SqliteDialect {
+  const cache = new Map<string, { stmt: StatementSync; reader: boolean }>();
+  const prepared = (sql: string) => {
+    let entry = cache.get(sql);
+    if (!entry) {
+      const stmt = db.prepare(sql);
+      entry = { stmt, reader: stmt.columns().length > 0 };
+      if (cache.size >= STATEMENT_CACHE_MAX) cache.delete(cache.keys().next().value as string);
+      cache.set(sql, entry);
+    }
+    return entry;
+  };
   const database: SqliteDatabase = {
     close: () => db.close(),
     prepare(sql: string) {
-      const stmt = db.prepare(sql);
+      const { stmt, reader } = prepared(sql);
       return {
-        reader: stmt.columns().length > 0,
+        reader,
         all: (parameters: ReadonlyArray<unknown>) => stmt.all(...(parameters as never[])),
         run: (parameters: ReadonlyArray<unknown>) => {
           const r = stmt.run(...(parameters as never[]));

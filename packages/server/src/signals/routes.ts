@@ -126,11 +126,6 @@ export async function signalRoutes(
     async (req, reply) => {
       const agent = requireAgent(req);
       const body = req.body as CreateSignal;
-      const row = await db
-        .selectFrom('agents')
-        .select(['environment'])
-        .where('id', '=', agent.agentId)
-        .executeTakeFirstOrThrow();
       const now = deps.now().toISOString();
       const signal: SignalTable = {
         id: newId('sig'),
@@ -143,7 +138,7 @@ export async function signalRoutes(
         description: body.description,
         identity_id: body.identity_id,
         identity_name: body.identity_name,
-        environment: body.environment ?? row.environment,
+        environment: body.environment ?? agent.environment,
         created_at: body.created_at ? new Date(body.created_at).toISOString() : now,
         received_at: now,
         is_test: 0,

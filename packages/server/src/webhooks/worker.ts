@@ -155,17 +155,21 @@ export class DeliveryWorker {
     const now = this.deps.now();
     const nowIso = now.toISOString();
     const perEndpoint = this.options.perEndpointConcurrency;
-    // Candidates: due (or with an expired lease), at most perEndpoint per endpoint.
-    const candidates = await sql<{ id: string; endpoint_id: string }>`
-      select id, endpoint_id from (
-        select id, endpoint_id, next_attempt_at,
-               row_number() over (partition by endpoint_id order by next_attempt_at) as rn
-        from webhook_deliveries
-        where (state = 'pending' and next_attempt_at <= ${nowIso})
-           or (state = 'delivering' and lease_until < ${nowIso})
-      ) where rn <= ${perEndpoint}
-      order by next_attempt_at
+    // Candidates: each endpoint's oldest due deliveries (one index seek per endpoint, at
+    // most perEndpoint each), plus any whose lease expired (a crashed or lost attempt).
+    const due = await sql<{ id: string; endpoint_id: string }>`
+      select d.id, d.endpoint_id from webhook_endpoints e
+      join webhook_deliveries d on d.id in (
+        select x.id from webhook_deliveries x
+        where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${nowIso}
+        order by x.next_attempt_at limit ${perEndpoint})
+      order by d.next_attempt_at
       limit ${free * 2}`.execute(this.deps.db);
+    const expired = await sql<{ id: string; endpoint_id: string }>`
+      select id, endpoint_id from webhook_deliveries
+      where state = 'delivering' and lease_until < ${nowIso}
+      limit ${free}`.execute(this.deps.db);
+    const candidates = { rows: [...expired.rows, ...due.rows] };
     const ids: string[] = [];
     const taking = new Map<string, number>();
     for (const c of candidates.rows) {
@@ -241,8 +245,13 @@ export class DeliveryWorker {
     }
   }
 
+  /**
+   * Queues an outcome for the batched write and frees the endpoint's slot at once: the row
+   * stays leased until its outcome is written, so nobody else can claim it meanwhile.
+   */
   private queueOutcome(outcome: Outcome): void {
     this.outcomes.push(outcome);
+    this.release(outcome.delivery.endpoint_id);
     if (this.outcomes.length >= OUTCOME_BATCH_MAX) void this.flushOutcomes();
     else if (!this.flushTimer) this.flushTimer = setTimeout(() => void this.flushOutcomes(), OUTCOME_FLUSH_MS);
   }
@@ -288,7 +297,6 @@ export class DeliveryWorker {
         // The rows stay leased; the lease expires and they are attempted again (at-least-once).
         this.deps.log.error({ err: error, outcomes: batch.length }, 'recording webhook outcomes failed');
       } finally {
-        for (const o of batch) this.release(o.delivery.endpoint_id);
         if (this.running) this.wake();
       }
     });
@@ -409,8 +417,11 @@ export class DeliveryWorker {
     const n = (this.inflightByEndpoint.get(endpointId) ?? 1) - 1;
     if (n <= 0) this.inflightByEndpoint.delete(endpointId);
     else this.inflightByEndpoint.set(endpointId, n);
-    if (this.inflight === 0) for (const resolve of this.idle) resolve();
-    if (this.inflight === 0) this.idle.clear();
+    if (this.inflight === 0) {
+      for (const resolve of this.idle) resolve();
+      this.idle.clear();
+    }
+    if (this.running) this.wake();
   }
 
   /** Endpoint with its decrypted secret, cached until the row's updated_at changes. */
