@@ -1,0 +1,343 @@
+// Shared by bench/webhooks.ts and packages/server/test/delivery-crash.test.ts: a throw-away
+// test CA and a localhost/127.0.0.1 server certificate (openssl), an HTTPS webhook receiver
+// on loopback, the real bin/guard-server as a child process trusting that CA through
+// NODE_EXTRA_CA_CERTS, and a small JSON client for the /v1 API (undici, keep-alive).
+// Loopback only; every wait is bounded.
+
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import net from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const SERVER_BIN = join(ROOT, 'packages/server/bin/guard-server');
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Monotonic nanoseconds; CLOCK_MONOTONIC is system-wide on Linux, so it compares across processes. */
+export const nowNs = (): bigint => process.hrtime.bigint();
+
+// ---------------------------------------------------------------------------------------
+// TLS material
+
+export interface TestPki {
+  /** PEM file of the CA: what NODE_EXTRA_CA_CERTS points at. */
+  caPath: string;
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+}
+
+/** A P-256 test CA and a server certificate for DNS:localhost and IP:127.0.0.1, valid 2 days. */
+export function createTestPki(dir: string): TestPki {
+  const p = (name: string) => join(dir, name);
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  writeFileSync(
+    p('server.ext'),
+    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n' +
+      'subjectAltName=DNS:localhost,IP:127.0.0.1\n',
+  );
+  ssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', p('ca.key'));
+  ssl(
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    p('ca.key'),
+    '-sha256',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=guard test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+    '-out',
+    p('ca.pem'),
+  );
+  ssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', p('server.key'));
+  ssl('req', '-new', '-key', p('server.key'), '-subj', '/CN=localhost', '-out', p('server.csr'));
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    p('server.csr'),
+    '-CA',
+    p('ca.pem'),
+    '-CAkey',
+    p('ca.key'),
+    '-CAcreateserial',
+    '-sha256',
+    '-days',
+    '2',
+    '-extfile',
+    p('server.ext'),
+    '-out',
+    p('server.pem'),
+  );
+  return {
+    caPath: p('ca.pem'),
+    caPem: readFileSync(p('ca.pem'), 'utf8'),
+    certPem: readFileSync(p('server.pem'), 'utf8'),
+    keyPem: readFileSync(p('server.key'), 'utf8'),
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// HTTPS webhook receiver
+
+export interface Receipt {
+  path: string;
+  /** Guard-Delivery header. */
+  delivery: string;
+  /** data.signal_id of the envelope ('' when the body is not an envelope). */
+  signalId: string;
+  /** nowNs() when the whole body had arrived. */
+  receivedNs: bigint;
+  body: Buffer;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface Receiver {
+  port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Listens on 127.0.0.1:0 and answers every POST 200 (after a random delay in
+ * [delayMs[0], delayMs[1]] ms when given), handing each request to `onReceipt`.
+ */
+export async function startReceiver(options: {
+  pki: Pick<TestPki, 'certPem' | 'keyPem'>;
+  onReceipt(r: Receipt): void;
+  delayMs?: [number, number];
+}): Promise<Receiver> {
+  const server = https.createServer(
+    { key: options.pki.keyPem, cert: options.pki.certPem, keepAliveTimeout: 60_000 },
+    (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const receivedNs = nowNs();
+        const body = Buffer.concat(chunks);
+        let signalId = '';
+        try {
+          signalId = String(JSON.parse(body.toString('utf8'))?.data?.signal_id ?? '');
+        } catch {
+          // not an envelope: recorded with an empty signal id
+        }
+        const delivery = req.headers['guard-delivery'];
+        options.onReceipt({
+          path: req.url ?? '',
+          delivery: typeof delivery === 'string' ? delivery : '',
+          signalId,
+          receivedNs,
+          body,
+          headers: req.headers,
+        });
+        const answer = () => {
+          res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+          res.end('ok');
+        };
+        const d = options.delayMs;
+        if (d && d[1] > 0) setTimeout(answer, d[0] + Math.random() * (d[1] - d[0]));
+        else answer();
+      });
+    },
+  );
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 30_000;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// The real guard-server
+
+export async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+export interface SetupJson {
+  tenant_id: string;
+  admin_token: string;
+  enroll_token: string;
+}
+
+/** `guard-server setup --data-dir DIR --json`. */
+export function guardSetup(dataDir: string): SetupJson {
+  const out = execFileSync(SERVER_BIN, ['setup', '--data-dir', dataDir, '--json'], { encoding: 'utf8' });
+  return JSON.parse(out) as SetupJson;
+}
+
+export interface GuardProcess {
+  child: ChildProcess;
+  url: string;
+  pid: number;
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Sends `signal` (to this child's pid only) and waits, at most 10 s, for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Spawns bin/guard-server on 127.0.0.1:`port` with `--webhook-allow-private --log-level warn`
+ * and NODE_EXTRA_CA_CERTS=`caPath`, and waits (at most `readyMs`) until /healthz answers 200.
+ */
+export async function spawnGuard(options: {
+  dataDir: string;
+  port: number;
+  caPath: string;
+  args?: string[];
+  nodeOptions?: string;
+  readyMs?: number;
+  /** Another build of the server to run (default: packages/server/bin/guard-server). */
+  bin?: string;
+}): Promise<GuardProcess> {
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_EXTRA_CA_CERTS: options.caPath };
+  if (options.nodeOptions) env.NODE_OPTIONS = options.nodeOptions;
+  else delete env.NODE_OPTIONS;
+  const child = spawn(
+    options.bin ?? SERVER_BIN,
+    [
+      '--data-dir',
+      options.dataDir,
+      '--listen',
+      `127.0.0.1:${options.port}`,
+      '--webhook-allow-private',
+      '--log-level',
+      'warn',
+      ...(options.args ?? []),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env },
+  );
+  let out = '';
+  const keep = (c: Buffer) => {
+    out += c.toString('utf8');
+    if (out.length > 200_000) out = out.slice(-100_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
+    child.on('exit', (code, signal) => r({ code, signal })),
+  );
+  let gone = false;
+  void exited.then(() => {
+    gone = true;
+  });
+  const url = `http://127.0.0.1:${options.port}`;
+  const deadline = Date.now() + (options.readyMs ?? 20_000);
+  for (;;) {
+    if (gone) throw new Error(`guard-server exited before it was ready:\n${out}`);
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`guard-server did not answer /healthz within ${options.readyMs ?? 20_000} ms:\n${out}`);
+    }
+    await sleep(25);
+  }
+  return {
+    child,
+    url,
+    pid: child.pid as number,
+    output: () => out,
+    exited,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// /v1 JSON client
+
+export interface JsonResult {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: JSON answers, read loosely
+  json: any;
+}
+
+export class ApiClient {
+  readonly pool: Pool;
+  constructor(base: string, connections: number) {
+    this.pool = new Pool(base, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+  }
+
+  async post(path: string, token: string | undefined, body: unknown): Promise<JsonResult> {
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (token) headers.authorization = `Bearer ${token}`;
+    const res = await this.pool.request({
+      path,
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
+    const text = await res.body.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = text;
+    }
+    return { status: res.statusCode, json };
+  }
+
+  /** POST that must answer `status`; throws with the body otherwise. */
+  async must(path: string, token: string | undefined, body: unknown, status = 201): Promise<JsonResult['json']> {
+    const r = await this.post(path, token, body);
+    if (r.status !== status) throw new Error(`POST ${path} answered ${r.status}: ${JSON.stringify(r.json)}`);
+    return r.json;
+  }
+
+  close(): Promise<void> {
+    return this.pool.destroy();
+  }
+}
+
+/** A realistic signal body for POST /v1/signals (≈ the size agents send). */
+export function signalBody(i: number): Record<string, unknown> {
+  return {
+    signal_type: 'sudo_command_executed',
+    severity: 1 + (i % 5),
+    description: `User ops-${i % 97} ran "systemctl restart nginx" via sudo on a production host (event ${i})`,
+    identity_id: `u-${(i * 7919) % 100000}`,
+    identity_name: `ops-${i % 97}@example.com`,
+  };
+}
+
+/** Runs `fn(0..n-1)` with at most `concurrency` calls in flight. */
+export async function runPool(n: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < n) await fn(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+}
