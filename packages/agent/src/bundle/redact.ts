@@ -213,7 +213,24 @@ export class RedactStream extends Transform {
       this.skipping = -1;
       buf = buf.subarray(nl); // keeps the newline
     }
-    if (this.carry.length > 0) buf = Buffer.concat([this.carry, buf]);
+    if (this.carry.length > 0) {
+      // Finish the carried line with the head of this chunk, and copy only that line: the
+      // rest of the chunk is processed in place (concatenating whole chunks doubled the
+      // bytes allocated per chunk).
+      const nl = buf.indexOf(10);
+      if (nl < 0) {
+        this.holdPartialLine(Buffer.concat([this.carry, buf]));
+        done();
+        return;
+      }
+      const line = Buffer.concat([this.carry, buf.subarray(0, nl + 1)]);
+      this.carry = Buffer.alloc(0);
+      if (line.length - 1 > MAX_LINE_BYTES) {
+        this.emitLongLine(line.length - 1);
+        this.out(Buffer.from('\n'));
+      } else this.processLines(line, line.length);
+      buf = buf.subarray(nl + 1);
+    }
     const lastNl = buf.lastIndexOf(10);
     if (lastNl < 0) {
       this.holdPartialLine(buf);
