@@ -3,8 +3,10 @@
 // script needs: tenant_id, admin_email, admin_password, admin_token, enroll_token. The first
 // setup of a data dir also creates the vendor's support account (support_* fields).
 
+import type { Transaction } from 'kysely';
 import { hashPassword, hashSecret, newId, newPassword, newSecret } from './auth/secrets.ts';
-import type { Db } from './db/index.ts';
+import type { Database, Db } from './db/index.ts';
+import type { Role } from './db/tables.ts';
 import { createEnrollmentToken } from './enrollment/routes.ts';
 
 export interface SetupResult {
@@ -34,61 +36,28 @@ export async function runSetup(
   const result: Partial<SetupResult> = {};
   await db.transaction().execute(async (trx) => {
     await trx.insertInto('tenants').values({ id: tenantId, name: tenantName, created_at: at }).execute();
-    const adminId = newId('u');
-    await trx
-      .insertInto('users')
-      .values({
-        id: adminId,
-        tenant_id: tenantId,
-        email: adminEmail,
-        role: 'admin',
-        password_hash: await hashPassword(adminPassword),
-        created_at: at,
-      })
-      .execute();
-    await trx
-      .insertInto('api_tokens')
-      .values({
-        id: newId('tok'),
-        user_id: adminId,
-        token_hash: hashSecret(adminToken),
-        name: 'setup',
-        created_at: at,
-        revoked_at: null,
-      })
-      .execute();
+    await createUserWithToken(trx, {
+      tenantId,
+      email: adminEmail,
+      role: 'admin',
+      password: adminPassword,
+      token: adminToken,
+      at,
+    });
     const support = await trx.selectFrom('users').select('id').where('role', '=', 'support').executeTakeFirst();
     if (!support) {
-      const supportId = newId('u');
       const supportPassword = newPassword();
       const supportToken = newSecret('userToken');
-      await trx
-        .insertInto('users')
-        .values({
-          id: supportId,
-          tenant_id: null,
-          email: 'support@guard.local',
-          role: 'support',
-          password_hash: await hashPassword(supportPassword),
-          created_at: at,
-        })
-        .execute();
-      await trx
-        .insertInto('api_tokens')
-        .values({
-          id: newId('tok'),
-          user_id: supportId,
-          token_hash: hashSecret(supportToken),
-          name: 'setup',
-          created_at: at,
-          revoked_at: null,
-        })
-        .execute();
-      Object.assign(result, {
-        support_email: 'support@guard.local',
-        support_password: supportPassword,
-        support_token: supportToken,
+      const email = 'support@guard.local';
+      await createUserWithToken(trx, {
+        tenantId: null,
+        email,
+        role: 'support',
+        password: supportPassword,
+        token: supportToken,
+        at,
       });
+      Object.assign(result, { support_email: email, support_password: supportPassword, support_token: supportToken });
     }
   });
   const { token, row } = await createEnrollmentToken({ db, now }, tenantId);
@@ -102,4 +71,34 @@ export async function runSetup(
     enroll_token_expires_at: row.expires_at,
     ...result,
   };
+}
+
+/** A user with a scrypt password and one API token (stored as its SHA-256). */
+async function createUserWithToken(
+  trx: Transaction<Database>,
+  user: { tenantId: string | null; email: string; role: Role; password: string; token: string; at: string },
+): Promise<void> {
+  const id = newId('u');
+  await trx
+    .insertInto('users')
+    .values({
+      id,
+      tenant_id: user.tenantId,
+      email: user.email,
+      role: user.role,
+      password_hash: await hashPassword(user.password),
+      created_at: user.at,
+    })
+    .execute();
+  await trx
+    .insertInto('api_tokens')
+    .values({
+      id: newId('tok'),
+      user_id: id,
+      token_hash: hashSecret(user.token),
+      name: 'setup',
+      created_at: user.at,
+      revoked_at: null,
+    })
+    .execute();
 }

@@ -283,13 +283,7 @@ export class RedactStream extends Transform {
         this.emitLongLine(lineEnd - lineStart);
         copied = lineEnd;
       } else if (hasHint(buf, lineStart, lineEnd)) {
-        const { line, masked } = redactLine(buf.toString('latin1', lineStart, lineEnd));
-        if (masked > 0) {
-          this.out(buf.subarray(copied, lineStart));
-          this.out(Buffer.from(line, 'latin1'));
-          this.masked += masked;
-          copied = lineEnd;
-        }
+        copied = this.redactLineAt(buf, lineStart, lineEnd, copied);
       }
       lineStart = lineEnd + 1;
     }
@@ -311,17 +305,24 @@ export class RedactStream extends Transform {
       const lineStart = at === 0 ? 0 : buf.lastIndexOf(10, at - 1) + 1;
       let lineEnd = buf.indexOf(10, at);
       if (lineEnd < 0 || lineEnd > end) lineEnd = end;
-      const { line, masked } = redactLine(buf.toString('latin1', lineStart, lineEnd));
-      if (masked > 0) {
-        this.out(buf.subarray(copied, lineStart));
-        this.out(Buffer.from(line, 'latin1'));
-        this.masked += masked;
-        copied = lineEnd;
-      }
+      copied = this.redactLineAt(buf, lineStart, lineEnd, copied);
       for (let i = 0; i < next.length; i++)
         if (next[i] >= 0 && next[i] < lineEnd) next[i] = buf.indexOf(KEY_HINTS[i], lineEnd);
     }
     this.out(buf.subarray(copied, end));
+  }
+
+  /**
+   * Redacts the line buf[lineStart, lineEnd). When something was masked, pushes the input
+   * not yet pushed (from `copied`) and the redacted line; returns the new `copied`.
+   */
+  private redactLineAt(buf: Buffer, lineStart: number, lineEnd: number, copied: number): number {
+    const { line, masked } = redactLine(buf.toString('latin1', lineStart, lineEnd));
+    if (masked === 0) return copied;
+    this.out(buf.subarray(copied, lineStart));
+    this.out(Buffer.from(line, 'latin1'));
+    this.masked += masked;
+    return lineEnd;
   }
 
   private observeLines(buf: Buffer, end: number): void {
