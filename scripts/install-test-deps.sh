@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the test suite and benchmarks need beyond `npm ci`, from Debian's packages:
+# Installs what the test suite and benchmarks need beyond `npm install`, from Debian's packages:
 # zstd (GNU tar reads bundles with it in the integration tests; the collect benchmark's
 # baseline runs it), openssl (tests make a throw-away CA for HTTPS receivers and proxies),
 # curl (the upload benchmark's anchor) and GNU time (benchmarks read peak RSS from it).
