@@ -26,7 +26,9 @@ function step(title: string): void {
 function run(bin: string, args: string[], input?: string): string {
   const r = spawnSync(bin, args, { encoding: 'utf8', input, cwd: work, stdio: ['pipe', 'pipe', 'pipe'] });
   if (r.status !== 0)
-    throw new Error(`${bin.split('/').pop()} ${args.join(' ')} exited ${r.status ?? r.signal ?? r.error?.message}:\n${r.stderr}`);
+    throw new Error(
+      `${bin.split('/').pop()} ${args.join(' ')} exited ${r.status ?? r.signal ?? r.error?.message}:\n${r.stderr}`,
+    );
   return r.stdout;
 }
 

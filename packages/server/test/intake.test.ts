@@ -459,8 +459,18 @@ describe('register and presign rules', () => {
     // Unknown manifest fields are dropped (newer agents may add some), so only the
     // contract's fields are stored and the nesting never reaches the server's serialiser.
     assert.equal(res.status, 201, res.text);
-    const row = await server.deps.db.selectFrom('bundles').select('manifest').where('object_key', '=', slot.object_key).executeTakeFirstOrThrow();
-    assert.deepEqual(Object.keys(JSON.parse(row.manifest)).sort(), Object.keys(validManifest()).concat(['collection_errors']).filter((k, i, a) => a.indexOf(k) === i).sort());
+    const row = await server.deps.db
+      .selectFrom('bundles')
+      .select('manifest')
+      .where('object_key', '=', slot.object_key)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(
+      Object.keys(JSON.parse(row.manifest)).sort(),
+      Object.keys(validManifest())
+        .concat(['collection_errors'])
+        .filter((k, i, a) => a.indexOf(k) === i)
+        .sort(),
+    );
   });
 
   it('presigning a bundle over the size limit is refused with 413', async () => {

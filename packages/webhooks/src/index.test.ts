@@ -93,7 +93,7 @@ describe('constructEvent', () => {
 
   test('refuses parsed JSON instead of the raw body, saying so', () => {
     assert.throws(
-      () => constructEvent(envelope as never, { 'guard-signature': 'sha256=' + '0'.repeat(64) }, secret),
+      () => constructEvent(envelope as never, { 'guard-signature': `sha256=${'0'.repeat(64)}` }, secret),
       (e: unknown) =>
         e instanceof WebhookVerificationError && e.code === 'invalid_body' && /raw request body/.test(e.message),
     );

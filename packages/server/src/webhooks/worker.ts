@@ -212,8 +212,7 @@ export class DeliveryWorker {
         this.signal(delivery.signal_id),
       ]);
       if (!endpoint?.enabled || !signal) {
-        const abandoned =
-          !endpoint || !endpoint.enabled ? 'the endpoint is disabled or deleted' : 'the signal no longer exists';
+        const abandoned = !endpoint?.enabled ? 'the endpoint is disabled or deleted' : 'the signal no longer exists';
         this.queueOutcome({ delivery, attempt, startedAt, durationMs: 0, response, error, abandoned });
         return;
       }
@@ -396,7 +395,7 @@ export class DeliveryWorker {
       .select(['failing_since', 'enabled'])
       .where('id', '=', o.delivery.endpoint_id)
       .executeTakeFirst();
-    if (!ep || !ep.enabled) return outcome;
+    if (!ep?.enabled) return outcome;
     if (ep.failing_since === null) {
       await trx
         .updateTable('webhook_endpoints')
