@@ -523,7 +523,11 @@ export async function stopSpawned(server: SpawnedServer, signal: NodeJS.Signals 
 // Extra principals
 
 /** Adds a user with an API token straight to the database (the API has no user management yet). */
-export async function addUser(server: TestServer, tenantId: string | null, role: Role): Promise<string> {
+export async function addUser(
+  server: { deps: Pick<TestServer['deps'], 'db'>; clock: { now(): Date } },
+  tenantId: string | null,
+  role: Role,
+): Promise<string> {
   const token = newSecret('userToken');
   const userId = newId('u');
   const at = server.clock.now().toISOString();

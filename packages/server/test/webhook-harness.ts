@@ -21,12 +21,11 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { hashSecret, newId, newSecret } from '../src/auth/secrets.ts';
 import { loadServerConfig } from '../src/config.ts';
 import type { Role } from '../src/db/tables.ts';
 import { type RunningServer, startServer } from '../src/server.ts';
 import { runSetup } from '../src/setup.ts';
-import { type ApiResult, api, enrollAgent, type Loose, sleep } from './harness.ts';
+import { type ApiResult, addUser, api, enrollAgent, type Loose, sleep } from './harness.ts';
 
 const execFileP = promisify(execFile);
 
@@ -200,37 +199,9 @@ export async function newTenant(server: WebhookServer): Promise<Tenant> {
   };
 }
 
-/**
- * A user with `role` and an API token, inserted straight into the database: the API has no
- * user management. The token is stored as its SHA-256, as the server's auth expects.
- */
-export async function addUserToken(server: WebhookServer, tenantId: string | null, role: Role): Promise<string> {
-  const token = newSecret('userToken');
-  const userId = newId('u');
-  const at = server.clock.now().toISOString();
-  await server.deps.db
-    .insertInto('users')
-    .values({
-      id: userId,
-      tenant_id: tenantId,
-      email: `${userId}@test.local`,
-      role,
-      password_hash: '!',
-      created_at: at,
-    })
-    .execute();
-  await server.deps.db
-    .insertInto('api_tokens')
-    .values({
-      id: newId('tok'),
-      user_id: userId,
-      token_hash: hashSecret(token),
-      name: 'test',
-      created_at: at,
-      revoked_at: null,
-    })
-    .execute();
-  return token;
+/** A user with `role` and an API token, inserted straight into the database (harness.ts). */
+export function addUserToken(server: WebhookServer, tenantId: string | null, role: Role): Promise<string> {
+  return addUser(server, tenantId, role);
 }
 
 // ---------------------------------------------------------------------------------------
