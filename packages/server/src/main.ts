@@ -2,6 +2,8 @@
 //   guard-server [serve] [--data-dir DIR] [--listen HOST:PORT] [--public-url URL] [--webhook-allow-private] [--config FILE]
 //   guard-server setup --data-dir DIR --json
 
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ConfigError, loadServerConfig, parseServerArgs, SETTINGS } from './config.ts';
 import { openDatabase } from './db/index.ts';
 import { startServer } from './server.ts';
@@ -20,6 +22,13 @@ ${SETTINGS.map((s) => `  --${s.flag.padEnd(24)} ${s.env.padEnd(36)} ${s.file} ($
   --help
 
 Extra CAs for webhook TLS: NODE_EXTRA_CA_CERTS. Docs: docs/guard-server.md`;
+
+/** How to run the repository's binaries from the current directory. */
+function bin(which: 'server' | 'agent'): string {
+  const path = fileURLToPath(new URL(`../../${which}/bin/guard-${which}`, import.meta.url));
+  const rel = relative(process.cwd(), path);
+  return rel.startsWith('..') ? path : rel;
+}
 
 async function main(argv: string[]): Promise<number> {
   let parsed: ReturnType<typeof parseServerArgs>;
@@ -65,8 +74,11 @@ async function main(argv: string[]): Promise<number> {
       `  API reference:  ${server.url}/docs\n` +
       `  health:         ${server.url}/healthz\n` +
       `  data dir:       ${config.dataDir}\n` +
-      `Next: create a tenant with \`guard-server setup --data-dir ${config.dataDir} --json\`, then enroll an agent:\n` +
-      `  guard-agent enroll --url ${server.url} --token-file FILE\n\n`,
+      'Next:\n' +
+      `  create a tenant:   ${bin('server')} setup --data-dir ${config.dataDir} --json\n` +
+      `  enroll an agent:   ${bin('agent')} enroll --url ${server.url} --token-file FILE\n` +
+      `  collect, upload:   ${bin('agent')} support-bundle collect; ${bin('agent')} support-bundle upload BUNDLE\n` +
+      '  (or `npm run demo` for the whole round trip on a throw-away server)\n\n',
   );
   let stopping = false;
   const stop = (signal: string) => {
