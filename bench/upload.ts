@@ -37,7 +37,6 @@ import { createCipheriv, createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { Readable, Transform, type TransformCallback, Writable } from 'node:stream';
@@ -49,6 +48,7 @@ import tar from 'tar-stream';
 import { buildManifest, manifestBytes } from '../packages/agent/src/bundle/manifest.ts';
 import { verifyBundle } from '../packages/agent/src/bundle/read-archive.ts';
 import { AGENT_VERSION } from '../packages/agent/src/version.ts';
+import { freePort } from './lib-tls.ts';
 
 const MiB = 1024 * 1024;
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -223,15 +223,6 @@ async function ensureBundle(): Promise<BundleMeta> {
 
 // ---------------------------------------------------------------------------------------
 // Processes and measurements
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 function childEnv(nodeOptions?: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
