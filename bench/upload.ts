@@ -45,6 +45,7 @@ import { fileURLToPath } from 'node:url';
 import { constants, createZstdCompress, createZstdDecompress } from 'node:zlib';
 import { MANIFEST_MEMBER, type ManifestMember } from '@guard/contract';
 import tar from 'tar-stream';
+import { memberHeader } from '../packages/agent/src/bundle/archive.ts';
 import { buildManifest, manifestBytes } from '../packages/agent/src/bundle/manifest.ts';
 import { verifyBundle } from '../packages/agent/src/bundle/read-archive.ts';
 import { AGENT_VERSION } from '../packages/agent/src/version.ts';
@@ -110,23 +111,6 @@ class HashTap extends Transform {
   }
 }
 
-function tarHeader(name: string, size: number, mtime: Date): tar.Header {
-  return {
-    name,
-    size,
-    mode: 0o640,
-    mtime,
-    type: 'file',
-    uname: 'root',
-    gname: 'root',
-    uid: 0,
-    gid: 0,
-    linkname: '',
-    devmajor: 0,
-    devminor: 0,
-  };
-}
-
 interface BundleMeta {
   version: number;
   size: number;
@@ -150,7 +134,7 @@ async function buildBundle(): Promise<BundleMeta> {
   const contents: ManifestMember[] = [];
   const addBuffer = async (name: string, bytes: Buffer) => {
     await new Promise<void>((ok, fail) =>
-      pack.entry(tarHeader(name, bytes.length, mtime), bytes, (e) => (e ? fail(e) : ok())),
+      pack.entry(memberHeader(name, bytes.length, mtime), bytes, (e) => (e ? fail(e) : ok())),
     );
     return { name, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
   };
@@ -161,7 +145,7 @@ async function buildBundle(): Promise<BundleMeta> {
       const entry = await new Promise<Writable>((resolve) => {
         entryDone = new Promise<void>((ok, fail) => {
           resolve(
-            pack.entry(tarHeader(name, LOG_MEMBER_BYTES, mtime), (e) => (e ? fail(e) : ok())) as unknown as Writable,
+            pack.entry(memberHeader(name, LOG_MEMBER_BYTES, mtime), (e) => (e ? fail(e) : ok())) as unknown as Writable,
           );
         });
       });

@@ -5,9 +5,6 @@
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadServerConfig, parseServerArgs, SETTINGS } from './config.ts';
-import { openDatabase } from './db/index.ts';
-import { startServer } from './server.ts';
-import { runSetup } from './setup.ts';
 import { SERVER_VERSION } from './version.ts';
 
 const HELP = `guard-server ${SERVER_VERSION}
@@ -48,7 +45,9 @@ async function main(argv: string[]): Promise<number> {
     throw error;
   }
   const command = parsed.positionals[0] ?? 'serve';
+  // Each command loads only what it needs: --help and setup skip the HTTP stack.
   if (command === 'setup') {
+    const [{ openDatabase }, { runSetup }] = await Promise.all([import('./db/index.ts'), import('./setup.ts')]);
     const db = await openDatabase(config.dataDir);
     try {
       const result = await runSetup(db, () => new Date());
@@ -67,6 +66,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`guard-server: unknown command ${command}\n(run with --help for usage)\n`);
     return 1;
   }
+  const { startServer } = await import('./server.ts');
   const server = await startServer(config);
   server.app.log.info({ url: server.url, dataDir: config.dataDir }, 'guard-server listening');
   process.stderr.write(

@@ -56,7 +56,9 @@ export class ArchiveWriter {
 
   async addBuffer(name: string, bytes: Buffer): Promise<ManifestMember> {
     await new Promise<void>((resolve, reject) => {
-      this.pack.entry(this.header(name, bytes.length), bytes, (error) => (error ? reject(error) : resolve()));
+      this.pack.entry(memberHeader(name, bytes.length, this.mtime), bytes, (error) =>
+        error ? reject(error) : resolve(),
+      );
     });
     return { name, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
   }
@@ -67,7 +69,7 @@ export class ArchiveWriter {
     let entryDone!: Promise<void>;
     const entry = await new Promise<NodeJS.WritableStream>((resolve) => {
       entryDone = new Promise<void>((ok, fail) => {
-        resolve(this.pack.entry(this.header(name, size), (error) => (error ? fail(error) : ok())));
+        resolve(this.pack.entry(memberHeader(name, size, this.mtime), (error) => (error ? fail(error) : ok())));
       });
     });
     await Promise.all([pipeline(source, tap, entry), entryDone]);
@@ -86,21 +88,22 @@ export class ArchiveWriter {
   destroy(error: Error): void {
     this.pack.destroy(error);
   }
+}
 
-  private header(name: string, size: number): tar.Header {
-    return {
-      name,
-      size,
-      mode: MEMBER_MODE,
-      mtime: this.mtime,
-      type: 'file',
-      uname: 'root',
-      gname: 'root',
-      uid: 0,
-      gid: 0,
-      linkname: '',
-      devmajor: 0,
-      devminor: 0,
-    };
-  }
+/** The tar header of every member: a plain file owned by root, mode 0640. */
+export function memberHeader(name: string, size: number, mtime: Date): tar.Header {
+  return {
+    name,
+    size,
+    mode: MEMBER_MODE,
+    mtime,
+    type: 'file',
+    uname: 'root',
+    gname: 'root',
+    uid: 0,
+    gid: 0,
+    linkname: '',
+    devmajor: 0,
+    devminor: 0,
+  };
 }

@@ -46,7 +46,7 @@ import {
 } from './output.ts';
 import { RedactStream } from './redact.ts';
 import { redactConfig } from './redact-config.ts';
-import { fitsUnderCap } from './select-segments.ts';
+import { SegmentSelector } from './select-segments.ts';
 import { collectSystemInfo, ErrorLineCounter, type SystemSources } from './system-info.ts';
 
 /** Room kept under the cap for system.json, config.redacted.json and redaction growth. */
@@ -176,8 +176,10 @@ class CollectRun {
    */
   private async addSegments(archive: ArchiveWriter, paths: string[]): Promise<string[]> {
     const { progress } = this.options;
-    const trimmed: string[] = [];
-    let total = this.contents.reduce((sum, m) => sum + m.size, 0);
+    const selector = new SegmentSelector(
+      this.contents.reduce((sum, m) => sum + m.size, 0),
+      this.cap,
+    );
     // Segments are prepared SEGMENT_LOOKAHEAD ahead, so a dirty segment's re-gzip (zlib's
     // thread pool) overlaps the scanning of the next ones.
     const pending: Promise<PreparedSegment | undefined>[] = [];
@@ -193,17 +195,13 @@ class CollectRun {
         refill();
         if (!prepared) continue;
         try {
-          if (!fitsUnderCap(total, prepared.size, this.cap)) {
-            trimmed.push(prepared.name);
-            continue;
-          }
+          if (!selector.offer(prepared)) continue;
           progress.phase(`archiving ${prepared.name}`);
           const source = prepared.spool
             ? createReadStream(prepared.spool)
             : prepared.file.createReadStream({ start: 0, end: prepared.size - 1, autoClose: false });
           this.contents.push(await archive.addStream(prepared.name, prepared.size, source));
           this.masked.set(prepared.name, prepared.masked);
-          total += prepared.size;
         } finally {
           await prepared.file.close();
         }
@@ -212,7 +210,7 @@ class CollectRun {
       // Non-empty only when the loop threw: close the segments being prepared.
       for (const p of pending) await p.then((s) => s?.file.close()).catch(() => {});
     }
-    return trimmed;
+    return selector.trimmed;
   }
 
   /** Rotated segments beside log_path, newest (N = 1) first. */

@@ -14,23 +14,37 @@ export interface SegmentSelection {
   total: number;
 }
 
-/** Decides one segment given the running total; the streaming form of selectSegments. */
-export function fitsUnderCap(total: number, size: number, cap: number): boolean {
-  return total + size <= cap;
+/**
+ * The policy one segment at a time, for collect, which learns each segment's stored size
+ * only once it has been scanned (and perhaps redacted): offer segments newest-first.
+ */
+export class SegmentSelector {
+  readonly taken: string[] = [];
+  readonly trimmed: string[] = [];
+  total: number;
+  private readonly cap: number;
+
+  /** `baseBytes` is what the other members already take. */
+  constructor(baseBytes: number, cap: number) {
+    this.total = baseBytes;
+    this.cap = cap;
+  }
+
+  /** Takes the segment (true) if it fits under the cap, else names it trimmed (false). */
+  offer(segment: SizedSegment): boolean {
+    if (this.total + segment.size > this.cap) {
+      this.trimmed.push(segment.name);
+      return false;
+    }
+    this.taken.push(segment.name);
+    this.total += segment.size;
+    return true;
+  }
 }
 
 /** `segments` newest-first; `baseBytes` is what the other members already take. */
 export function selectSegments(segments: SizedSegment[], baseBytes: number, cap: number): SegmentSelection {
-  const taken: string[] = [];
-  const trimmed: string[] = [];
-  let total = baseBytes;
-  for (const segment of segments) {
-    if (fitsUnderCap(total, segment.size, cap)) {
-      taken.push(segment.name);
-      total += segment.size;
-    } else {
-      trimmed.push(segment.name);
-    }
-  }
-  return { taken, trimmed, total };
+  const selector = new SegmentSelector(baseBytes, cap);
+  for (const segment of segments) selector.offer(segment);
+  return { taken: selector.taken, trimmed: selector.trimmed, total: selector.total };
 }
