@@ -2,6 +2,7 @@ import type { ServerConfig } from './config.ts';
 import type { Db } from './db/index.ts';
 import type { MasterKey } from './master-key.ts';
 import type { FsObjectStore } from './objects/fs-store.ts';
+import type { SignalOutbox } from './signals/outbox.ts';
 import type { WebhookMetrics } from './webhooks/metrics.ts';
 
 /** What route modules get handed: no module reaches for globals, env or the clock itself. */
@@ -15,4 +16,6 @@ export interface AppDeps {
   publicUrl: () => string;
   /** Delivery machinery: the worker claims due deliveries, metrics count them. */
   webhooks: { wake: () => void; metrics: WebhookMetrics };
+  /** Writes signals with their deliveries (group commit). */
+  outbox: SignalOutbox;
 }

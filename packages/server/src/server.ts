@@ -11,6 +11,7 @@ import type { AppDeps } from './deps.ts';
 import { loadOrCreateMasterKey } from './master-key.ts';
 import { FsObjectStore } from './objects/fs-store.ts';
 import { collectExpiredUploads } from './objects/gc.ts';
+import { SignalOutbox } from './signals/outbox.ts';
 import { createDeliveryAgent } from './webhooks/http-client.ts';
 import { createMetrics } from './webhooks/metrics.ts';
 import { DeliveryWorker } from './webhooks/worker.ts';
@@ -59,7 +60,17 @@ export async function openDeps(
       disableAfterMs: w.disableAfterMs,
     },
   );
-  return { config, db, store, masterKey, now, publicUrl, webhooks: { wake: () => worker.wake(), metrics }, worker };
+  return {
+    config,
+    db,
+    store,
+    masterKey,
+    now,
+    publicUrl,
+    webhooks: { wake: () => worker.wake(), metrics },
+    outbox: new SignalOutbox(db),
+    worker,
+  };
 }
 
 export async function startServer(

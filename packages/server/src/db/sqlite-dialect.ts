@@ -1,9 +1,10 @@
 // Kysely over node:sqlite. Kysely's SqliteDialect expects better-sqlite3's shape; node:sqlite
 // differs in two ways (DESIGN §8): parameters are spread, and a statement's `reader` flag is
-// whether it returns columns.
+// whether it returns columns. Hot paths (signal ingest, the delivery worker) skip Kysely's
+// query building and run SQL text through the same statement cache (`Statements`).
 
 import { closeSync, openSync } from 'node:fs';
-import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { type SqliteDatabase, SqliteDialect } from 'kysely';
 
 export function openSqlite(path: string): DatabaseSync {
@@ -20,30 +21,52 @@ export function openSqlite(path: string): DatabaseSync {
 /** Prepared statements by SQL text: preparing costs 20–150 µs, more than most queries run. */
 const STATEMENT_CACHE_MAX = 500;
 
-export function nodeSqliteDialect(db: DatabaseSync): SqliteDialect {
-  const cache = new Map<string, { stmt: StatementSync; reader: boolean }>();
-  const prepared = (sql: string) => {
-    let entry = cache.get(sql);
+export class Statements {
+  readonly db: DatabaseSync;
+  private readonly cache = new Map<string, { stmt: StatementSync; reader: boolean }>();
+
+  constructor(db: DatabaseSync) {
+    this.db = db;
+  }
+
+  prepare(sql: string): { stmt: StatementSync; reader: boolean } {
+    let entry = this.cache.get(sql);
     if (!entry) {
-      const stmt = db.prepare(sql);
+      const stmt = this.db.prepare(sql);
       entry = { stmt, reader: stmt.columns().length > 0 };
-      if (cache.size >= STATEMENT_CACHE_MAX) cache.delete(cache.keys().next().value as string);
-      cache.set(sql, entry);
+      if (this.cache.size >= STATEMENT_CACHE_MAX) this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.set(sql, entry);
     }
     return entry;
-  };
+  }
+
+  all<T>(sql: string, ...params: SQLInputValue[]): T[] {
+    return this.prepare(sql).stmt.all(...params) as T[];
+  }
+
+  get<T>(sql: string, ...params: SQLInputValue[]): T | undefined {
+    return this.prepare(sql).stmt.get(...params) as T | undefined;
+  }
+
+  /** Runs a write; returns the number of rows changed. */
+  run(sql: string, ...params: SQLInputValue[]): number {
+    return Number(this.prepare(sql).stmt.run(...params).changes);
+  }
+}
+
+export function nodeSqliteDialect(statements: Statements): SqliteDialect {
   const database: SqliteDatabase = {
-    close: () => db.close(),
+    close: () => statements.db.close(),
     prepare(sql: string) {
-      const { stmt, reader } = prepared(sql);
+      const { stmt, reader } = statements.prepare(sql);
       return {
         reader,
-        all: (parameters: ReadonlyArray<unknown>) => stmt.all(...(parameters as never[])),
+        all: (parameters: ReadonlyArray<unknown>) => stmt.all(...(parameters as SQLInputValue[])),
         run: (parameters: ReadonlyArray<unknown>) => {
-          const r = stmt.run(...(parameters as never[]));
+          const r = stmt.run(...(parameters as SQLInputValue[]));
           return { changes: r.changes, lastInsertRowid: r.lastInsertRowid };
         },
-        iterate: (parameters: ReadonlyArray<unknown>) => stmt.iterate(...(parameters as never[])),
+        iterate: (parameters: ReadonlyArray<unknown>) => stmt.iterate(...(parameters as SQLInputValue[])),
       };
     },
   };

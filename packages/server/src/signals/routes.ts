@@ -1,15 +1,12 @@
 // Signals: created by agents (POST /v1/signals, agent key: tenant, server_id and server_name
-// come from the agent's enrolment), read by the tenant's people. A signal and one delivery
-// per enabled endpoint of its tenant are written in one transaction (the outbox), so a crash
-// at any point loses no delivery.
+// come from the agent's enrolment), read by the tenant's people. Written through the outbox
+// (outbox.ts): the signal and its deliveries in one transaction.
 
-import { randomUUID } from 'node:crypto';
 import { ApiErrorBody } from '@guard/contract';
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { requireAgent, requireUser } from '../auth/principal.ts';
 import { newId } from '../auth/secrets.ts';
-import type { Db } from '../db/index.ts';
 import type { SignalTable } from '../db/tables.ts';
 import type { AppDeps } from '../deps.ts';
 import { notFound } from '../errors.ts';
@@ -66,45 +63,6 @@ export function signalView(s: SignalTable) {
   };
 }
 
-/** Writes a signal and its deliveries in one transaction; returns the delivery count. */
-export async function insertSignalWithDeliveries(
-  db: Db,
-  signal: SignalTable,
-  onlyEndpointId?: string,
-): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    await trx.insertInto('signals').values(signal).execute();
-    let endpoints = trx
-      .selectFrom('webhook_endpoints')
-      .select('id')
-      .where('tenant_id', '=', signal.tenant_id)
-      .where('enabled', '=', 1);
-    if (onlyEndpointId) endpoints = endpoints.where('id', '=', onlyEndpointId);
-    const ids = await endpoints.execute();
-    if (ids.length === 0) return 0;
-    await trx
-      .insertInto('webhook_deliveries')
-      .values(
-        ids.map((e) => ({
-          id: randomUUID(),
-          tenant_id: signal.tenant_id,
-          signal_id: signal.id,
-          endpoint_id: e.id,
-          state: 'pending' as const,
-          attempts: 0,
-          next_attempt_at: signal.received_at,
-          lease_until: null,
-          last_status: null,
-          last_error: null,
-          created_at: signal.received_at,
-          completed_at: null,
-        })),
-      )
-      .execute();
-    return ids.length;
-  });
-}
-
 export async function signalRoutes(
   app: FastifyInstance,
   deps: AppDeps & { wakeDeliveries: () => void },
@@ -143,7 +101,7 @@ export async function signalRoutes(
         received_at: now,
         is_test: 0,
       };
-      const deliveries = await insertSignalWithDeliveries(db, signal);
+      const deliveries = (await deps.outbox.write(signal)).length;
       if (deliveries > 0) deps.wakeDeliveries();
       return reply.code(201).send({ signal_id: signal.id, deliveries });
     },

@@ -10,7 +10,6 @@ import type { WebhookDeliveryTable, WebhookEndpointTable } from '../db/tables.ts
 import type { AppDeps } from '../deps.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { BeforeParam, beforeFilter, cursorOf, parseBefore } from '../pagination.ts';
-import { insertSignalWithDeliveries } from '../signals/routes.ts';
 import {
   HEADERS_MAX_COUNT,
   NAME_MAX_LENGTH,
@@ -403,8 +402,7 @@ export async function webhookRoutes(
       if (endpoint.enabled !== 1) throw badRequest('the endpoint is disabled: enable it first', 'endpoint_disabled');
       const now = deps.now().toISOString();
       const signalId = newId('sig');
-      await insertSignalWithDeliveries(
-        db,
+      const [deliveryId] = await deps.outbox.write(
         {
           id: signalId,
           tenant_id: endpoint.tenant_id,
@@ -423,13 +421,9 @@ export async function webhookRoutes(
         },
         endpoint.id,
       );
-      const delivery = await db
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        .where('signal_id', '=', signalId)
-        .executeTakeFirstOrThrow();
+      if (!deliveryId) throw badRequest('the endpoint is disabled: enable it first', 'endpoint_disabled');
       deps.wakeDeliveries();
-      return reply.code(202).send({ signal_id: signalId, delivery_id: delivery.id });
+      return reply.code(202).send({ signal_id: signalId, delivery_id: deliveryId });
     },
   );
 }

@@ -9,10 +9,9 @@
 // endpoint has its own concurrency limit under the global one.
 
 import { randomUUID } from 'node:crypto';
-import { sql, type Transaction, type Updateable } from 'kysely';
 import type { Dispatcher } from 'undici';
-import type { Db } from '../db/index.ts';
-import type { Database, SignalTable, WebhookDeliveryTable } from '../db/tables.ts';
+import { type Db, type Statements, writeTransaction } from '../db/index.ts';
+import type { SignalTable, WebhookDeliveryTable, WebhookEndpointTable } from '../db/tables.ts';
 import { buildAttempt } from './envelope.ts';
 import { type DeliveryResponse, sendDelivery } from './http-client.ts';
 import type { WebhookMetrics } from './metrics.ts';
@@ -52,6 +51,39 @@ interface CachedEndpoint {
   secret: string;
   headers: Record<string, string>;
 }
+
+/** A claimed delivery with what its attempt needs, read in the claim's transaction. */
+interface Claimed {
+  delivery: WebhookDeliveryTable;
+  signal: SignalTable | undefined;
+  endpoint: CachedEndpoint | undefined;
+  /** Reading the endpoint failed (its secret could not be opened): the attempt records an internal error. */
+  endpointError?: unknown;
+}
+
+type EndpointRow = Pick<WebhookEndpointTable, 'id' | 'updated_at' | 'url' | 'enabled' | 'secret_sealed' | 'headers'>;
+
+/**
+ * Each endpoint's oldest due deliveries (one index seek per endpoint, at most the
+ * per-endpoint limit each), oldest first.
+ */
+const SQL_DUE = `
+  select d.id, d.endpoint_id from webhook_endpoints e
+  join webhook_deliveries d on d.id in (
+    select x.id from webhook_deliveries x
+    where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ?
+    order by x.next_attempt_at limit ?)
+  order by d.next_attempt_at
+  limit ?`;
+/** Deliveries whose lease expired: a crashed or lost attempt. */
+const SQL_EXPIRED = `
+  select id, endpoint_id from webhook_deliveries
+  where state = 'delivering' and lease_until < ? limit ?`;
+/** Takes the lease on one row, if it is still due (found by its primary key). */
+const SQL_LEASE = `
+  update webhook_deliveries set state = 'delivering', lease_until = ?
+  where id = ? and ((state = 'pending' and next_attempt_at <= ?) or (state = 'delivering' and lease_until < ?))
+  returning *`;
 
 interface Outcome {
   delivery: WebhookDeliveryTable;
@@ -137,7 +169,7 @@ export class DeliveryWorker {
       do {
         this.tickAgain = false;
         const claimed = await this.claim();
-        for (const d of claimed) void this.attempt(d);
+        for (const c of claimed) void this.attempt(c);
         if (claimed.length > 0) this.tickAgain ||= this.inflight < this.options.concurrency;
       } while (this.tickAgain && this.running);
     } catch (error) {
@@ -148,69 +180,66 @@ export class DeliveryWorker {
     }
   }
 
-  /** Step 1: claim due deliveries, at most the free slots overall and per endpoint. */
-  private async claim(): Promise<WebhookDeliveryTable[]> {
+  /**
+   * Step 1: claim due deliveries, at most the free slots overall and per endpoint, in one
+   * transaction that also reads their signals and endpoints.
+   */
+  private async claim(): Promise<Claimed[]> {
     const free = this.options.concurrency - this.inflight;
     if (free <= 0) return [];
     const now = this.deps.now();
     const nowIso = now.toISOString();
-    const perEndpoint = this.options.perEndpointConcurrency;
-    // Candidates: each endpoint's oldest due deliveries (one index seek per endpoint, at
-    // most perEndpoint each), plus any whose lease expired (a crashed or lost attempt).
-    const due = await sql<{ id: string; endpoint_id: string }>`
-      select d.id, d.endpoint_id from webhook_endpoints e
-      join webhook_deliveries d on d.id in (
-        select x.id from webhook_deliveries x
-        where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ${nowIso}
-        order by x.next_attempt_at limit ${perEndpoint})
-      order by d.next_attempt_at
-      limit ${free * 2}`.execute(this.deps.db);
-    const expired = await sql<{ id: string; endpoint_id: string }>`
-      select id, endpoint_id from webhook_deliveries
-      where state = 'delivering' and lease_until < ${nowIso}
-      limit ${free}`.execute(this.deps.db);
-    const candidates = { rows: [...expired.rows, ...due.rows] };
-    const ids: string[] = [];
-    const taking = new Map<string, number>();
-    for (const c of candidates.rows) {
-      const busy = (this.inflightByEndpoint.get(c.endpoint_id) ?? 0) + (taking.get(c.endpoint_id) ?? 0);
-      if (busy >= perEndpoint) continue;
-      taking.set(c.endpoint_id, (taking.get(c.endpoint_id) ?? 0) + 1);
-      ids.push(c.id);
-      if (ids.length >= free) break;
-    }
-    if (ids.length === 0) return [];
     const leaseUntil = new Date(now.getTime() + this.options.leaseMs).toISOString();
-    const claimed = await this.deps.db
-      .updateTable('webhook_deliveries')
-      .set({ state: 'delivering', lease_until: leaseUntil })
-      .where('id', 'in', ids)
-      .where((eb) =>
-        eb.or([
-          eb.and([eb('state', '=', 'pending'), eb('next_attempt_at', '<=', nowIso)]),
-          eb.and([eb('state', '=', 'delivering'), eb('lease_until', '<', nowIso)]),
-        ]),
-      )
-      .returningAll()
-      .execute();
-    for (const d of claimed) {
+    const perEndpoint = this.options.perEndpointConcurrency;
+    const claimed = await writeTransaction(this.deps.db, (sql) => {
+      type Candidate = { id: string; endpoint_id: string };
+      const candidates = [
+        ...sql.all<Candidate>(SQL_EXPIRED, nowIso, free),
+        ...sql.all<Candidate>(SQL_DUE, nowIso, perEndpoint, free * 2),
+      ];
+      const taking = new Map<string, number>();
+      const rows: Claimed[] = [];
+      const endpoints = new Map<string, CachedEndpoint | undefined>();
+      const endpointErrors = new Map<string, unknown>();
+      for (const c of candidates) {
+        const busy = (this.inflightByEndpoint.get(c.endpoint_id) ?? 0) + (taking.get(c.endpoint_id) ?? 0);
+        if (busy >= perEndpoint) continue;
+        const delivery = sql.get<WebhookDeliveryTable>(SQL_LEASE, leaseUntil, c.id, nowIso, nowIso);
+        if (!delivery) continue;
+        taking.set(c.endpoint_id, (taking.get(c.endpoint_id) ?? 0) + 1);
+        if (!endpoints.has(delivery.endpoint_id)) {
+          try {
+            endpoints.set(delivery.endpoint_id, this.endpoint(sql, delivery.endpoint_id));
+          } catch (error) {
+            endpointErrors.set(delivery.endpoint_id, error);
+            endpoints.set(delivery.endpoint_id, undefined);
+          }
+        }
+        rows.push({
+          delivery,
+          signal: sql.get<SignalTable>('select * from signals where id = ?', delivery.signal_id),
+          endpoint: endpoints.get(delivery.endpoint_id),
+          endpointError: endpointErrors.get(delivery.endpoint_id),
+        });
+        if (rows.length >= free) break;
+      }
+      return rows;
+    });
+    for (const { delivery } of claimed) {
       this.inflight++;
-      this.inflightByEndpoint.set(d.endpoint_id, (this.inflightByEndpoint.get(d.endpoint_id) ?? 0) + 1);
+      this.inflightByEndpoint.set(delivery.endpoint_id, (this.inflightByEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
     }
     return claimed;
   }
 
   /** Steps 2–3: prepare and send one attempt; the outcome is queued for a batched write. */
-  private async attempt(delivery: WebhookDeliveryTable): Promise<void> {
+  private async attempt({ delivery, signal, endpoint, endpointError }: Claimed): Promise<void> {
     const attempt = delivery.attempts + 1;
     const startedAt = this.deps.now();
     let response: DeliveryResponse | undefined;
     let error: string | undefined;
     try {
-      const [endpoint, signal] = await Promise.all([
-        this.endpoint(delivery.endpoint_id),
-        this.signal(delivery.signal_id),
-      ]);
+      if (endpointError) throw endpointError;
       if (!endpoint?.enabled || !signal) {
         const abandoned = !endpoint?.enabled ? 'the endpoint is disabled or deleted' : 'the signal no longer exists';
         this.queueOutcome({ delivery, attempt, startedAt, durationMs: 0, response, error, abandoned });
@@ -263,31 +292,31 @@ export class DeliveryWorker {
       const batch = this.outcomes.splice(0, this.outcomes.length);
       if (batch.length === 0) return;
       const now = this.deps.now();
+      const nowIso = now.toISOString();
       const toDisable = new Map<string, string>();
       const counted: string[] = [];
       try {
-        await this.deps.db.transaction().execute(async (trx) => {
+        await writeTransaction(this.deps.db, (sql) => {
+          counted.length = 0;
+          toDisable.clear();
           for (const o of batch) {
-            const outcome = await this.recordOutcome(trx, o, now, toDisable);
+            const outcome = this.recordOutcome(sql, o, now, toDisable);
             if (outcome) counted.push(outcome);
           }
           for (const [endpointId, reason] of toDisable) {
-            await trx
-              .updateTable('webhook_endpoints')
-              .set({ enabled: 0, disabled_reason: reason, updated_at: now.toISOString() })
-              .where('id', '=', endpointId)
-              .execute();
-            await trx
-              .updateTable('webhook_deliveries')
-              .set({
-                state: 'failed',
-                last_error: 'the endpoint was disabled',
-                completed_at: now.toISOString(),
-                lease_until: null,
-              })
-              .where('endpoint_id', '=', endpointId)
-              .where('state', '=', 'pending')
-              .execute();
+            sql.run(
+              'update webhook_endpoints set enabled = 0, disabled_reason = ?, updated_at = ? where id = ?',
+              reason,
+              nowIso,
+              endpointId,
+            );
+            sql.run(
+              `update webhook_deliveries set state = 'failed', last_error = 'the endpoint was disabled',
+                 completed_at = ?, lease_until = null
+               where endpoint_id = ? and state = 'pending'`,
+              nowIso,
+              endpointId,
+            );
           }
         });
         for (const outcome of counted) this.deps.metrics.deliveries.inc({ outcome });
@@ -307,104 +336,98 @@ export class DeliveryWorker {
    * undefined when the delivery no longer exists (its endpoint was deleted meanwhile):
    * the delivery row is updated first, and only a row that is still there gets an attempt.
    */
-  private async recordOutcome(
-    trx: Transaction<Database>,
+  private recordOutcome(
+    sql: Statements,
     o: Outcome,
     now: Date,
     toDisable: Map<string, string>,
-  ): Promise<'succeeded' | 'retrying' | 'failed' | undefined> {
+  ): 'succeeded' | 'retrying' | 'failed' | undefined {
     const nowIso = now.toISOString();
-    const setDelivery = async (changes: Updateable<WebhookDeliveryTable>) =>
-      Number(
-        (await trx.updateTable('webhook_deliveries').set(changes).where('id', '=', o.delivery.id).executeTakeFirst())
-          .numUpdatedRows,
-      ) > 0;
+    const id = o.delivery.id;
     if (o.abandoned) {
-      return (await setDelivery({ state: 'failed', lease_until: null, last_error: o.abandoned, completed_at: nowIso }))
-        ? 'failed'
-        : undefined;
+      const changed = sql.run(
+        `update webhook_deliveries set state = 'failed', lease_until = null, last_error = ?, completed_at = ? where id = ?`,
+        o.abandoned,
+        nowIso,
+        id,
+      );
+      return changed > 0 ? 'failed' : undefined;
     }
     const status = o.response?.status ?? null;
     const ok = status !== null && status >= 200 && status < 300;
     const redirect = status !== null && status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
     const error = ok ? null : (o.error ?? `HTTP ${status}${redirect}`);
     let outcome: 'succeeded' | 'retrying' | 'failed';
-    let exists: boolean;
+    let changed: number;
     if (ok) {
       outcome = 'succeeded';
-      exists = await setDelivery({
-        state: 'succeeded',
-        attempts: o.attempt,
-        lease_until: null,
-        last_status: status,
-        last_error: null,
-        completed_at: nowIso,
-      });
+      changed = sql.run(
+        `update webhook_deliveries set state = 'succeeded', attempts = ?, lease_until = null, last_status = ?,
+           last_error = null, completed_at = ? where id = ?`,
+        o.attempt,
+        status,
+        nowIso,
+        id,
+      );
     } else {
       const retryAfter = parseRetryAfter(headerString(o.response?.headers['retry-after']), now);
       const delay = nextRetryDelay(this.options.schedule, o.attempt, this.deps.random, retryAfter);
       outcome = delay === undefined ? 'failed' : 'retrying';
-      exists = await setDelivery(
+      changed =
         delay === undefined
-          ? {
-              state: 'failed',
-              attempts: o.attempt,
-              lease_until: null,
-              last_status: status,
-              last_error: error,
-              completed_at: nowIso,
-            }
-          : {
-              state: 'pending',
-              attempts: o.attempt,
-              lease_until: null,
-              last_status: status,
-              last_error: error,
-              next_attempt_at: new Date(now.getTime() + delay).toISOString(),
-            },
-      );
+          ? sql.run(
+              `update webhook_deliveries set state = 'failed', attempts = ?, lease_until = null, last_status = ?,
+                 last_error = ?, completed_at = ? where id = ?`,
+              o.attempt,
+              status,
+              error,
+              nowIso,
+              id,
+            )
+          : sql.run(
+              `update webhook_deliveries set state = 'pending', attempts = ?, lease_until = null, last_status = ?,
+                 last_error = ?, next_attempt_at = ? where id = ?`,
+              o.attempt,
+              status,
+              error,
+              new Date(now.getTime() + delay).toISOString(),
+              id,
+            );
     }
-    if (!exists) return undefined;
-    await trx
-      .insertInto('webhook_attempts')
-      .values({
-        id: randomUUID(),
-        delivery_id: o.delivery.id,
-        tenant_id: o.delivery.tenant_id,
-        attempt: o.attempt,
-        started_at: o.startedAt.toISOString(),
-        duration_ms: o.durationMs,
-        status,
-        error,
-        response_excerpt: o.response?.excerpt ?? null,
-      })
-      .execute();
+    if (changed === 0) return undefined;
+    sql.run(
+      `insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
+         response_excerpt) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      randomUUID(),
+      id,
+      o.delivery.tenant_id,
+      o.attempt,
+      o.startedAt.toISOString(),
+      o.durationMs,
+      status,
+      error,
+      o.response?.excerpt ?? null,
+    );
     // Endpoint health: a success ends a failing streak; a failure starts or continues one,
     // and a streak longer than disableAfterMs disables the endpoint.
+    const endpointId = o.delivery.endpoint_id;
     if (ok) {
-      await trx
-        .updateTable('webhook_endpoints')
-        .set({ failing_since: null })
-        .where('id', '=', o.delivery.endpoint_id)
-        .where('failing_since', 'is not', null)
-        .execute();
+      sql.run(
+        'update webhook_endpoints set failing_since = null where id = ? and failing_since is not null',
+        endpointId,
+      );
       return outcome;
     }
-    const ep = await trx
-      .selectFrom('webhook_endpoints')
-      .select(['failing_since', 'enabled'])
-      .where('id', '=', o.delivery.endpoint_id)
-      .executeTakeFirst();
+    const ep = sql.get<{ failing_since: string | null; enabled: number }>(
+      'select failing_since, enabled from webhook_endpoints where id = ?',
+      endpointId,
+    );
     if (!ep?.enabled) return outcome;
     if (ep.failing_since === null) {
-      await trx
-        .updateTable('webhook_endpoints')
-        .set({ failing_since: o.startedAt.toISOString() })
-        .where('id', '=', o.delivery.endpoint_id)
-        .execute();
+      sql.run('update webhook_endpoints set failing_since = ? where id = ?', o.startedAt.toISOString(), endpointId);
     } else if (now.getTime() - Date.parse(ep.failing_since) >= this.options.disableAfterMs) {
       toDisable.set(
-        o.delivery.endpoint_id,
+        endpointId,
         `disabled automatically: every delivery attempt failed since ${ep.failing_since} (last: ${error})`,
       );
     }
@@ -424,12 +447,11 @@ export class DeliveryWorker {
   }
 
   /** Endpoint with its decrypted secret, cached until the row's updated_at changes. */
-  private async endpoint(id: string): Promise<CachedEndpoint | undefined> {
-    const row = await this.deps.db
-      .selectFrom('webhook_endpoints')
-      .select(['updated_at', 'url', 'enabled', 'secret_sealed', 'headers'])
-      .where('id', '=', id)
-      .executeTakeFirst();
+  private endpoint(sql: Statements, id: string): CachedEndpoint | undefined {
+    const row = sql.get<EndpointRow>(
+      'select id, updated_at, url, enabled, secret_sealed, headers from webhook_endpoints where id = ?',
+      id,
+    );
     if (!row) {
       this.endpoints.delete(id);
       return undefined;
@@ -445,10 +467,6 @@ export class DeliveryWorker {
     };
     this.endpoints.set(id, fresh);
     return fresh;
-  }
-
-  private async signal(id: string): Promise<SignalTable | undefined> {
-    return this.deps.db.selectFrom('signals').selectAll().where('id', '=', id).executeTakeFirst();
   }
 }
 
