@@ -4,9 +4,9 @@
 // request, the largest cost of ingest), each inside its own savepoint so a row that fails
 // fails only its own request.
 
-import { randomUUID } from 'node:crypto';
 import { type Db, type Statements, writeTransaction } from '../db/index.ts';
 import type { SignalTable } from '../db/tables.ts';
+import { timeOrderedUuid } from '../ids.ts';
 
 const BATCH_MAX = 256;
 
@@ -109,7 +109,7 @@ function insertOne(sql: Statements, s: SignalTable, onlyEndpointId: string | und
         );
   const ids: string[] = [];
   for (const e of endpoints) {
-    const id = randomUUID();
+    const id = timeOrderedUuid();
     sql.run(
       `insert into webhook_deliveries (id, tenant_id, signal_id, endpoint_id, state, attempts, next_attempt_at, created_at)
        values (?, ?, ?, ?, 'pending', 0, ?, ?)`,

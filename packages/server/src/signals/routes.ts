@@ -6,10 +6,10 @@ import { ApiErrorBody } from '@guard/contract';
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
 import { requireAgent, requireUser } from '../auth/principal.ts';
-import { newId } from '../auth/secrets.ts';
 import type { SignalTable } from '../db/tables.ts';
 import type { AppDeps } from '../deps.ts';
 import { notFound } from '../errors.ts';
+import { timeOrderedId } from '../ids.ts';
 import { BeforeParam, beforeFilter, cursorOf, parseBefore } from '../pagination.ts';
 
 export const CreateSignal = Type.Object(
@@ -86,7 +86,7 @@ export async function signalRoutes(
       const body = req.body as CreateSignal;
       const now = deps.now().toISOString();
       const signal: SignalTable = {
-        id: newId('sig'),
+        id: timeOrderedId('sig'),
         tenant_id: agent.tenantId,
         agent_id: agent.agentId,
         server_id: agent.agentId,

@@ -2,6 +2,7 @@
 // servers in one test process do not share counters. Queue depth and the age of the oldest
 // due delivery are read from the database at scrape time: they stay true across replicas.
 
+import { sql } from 'kysely';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { Db } from '../db/index.ts';
 
@@ -32,12 +33,11 @@ export function createMetrics(db: Db, now: () => Date): WebhookMetrics {
     labelNames: ['state'],
     registers: [registry],
     async collect() {
-      const rows = await db
-        .selectFrom('webhook_deliveries')
-        .select(['state', db.fn.countAll<number>().as('n')])
-        .where('state', 'in', ['pending', 'delivering'])
-        .groupBy('state')
-        .execute();
+      // Literal states, so SQLite can answer from the partial indexes (migration 0004).
+      const { rows } = await sql<{ state: string; n: number }>`
+        select 'pending' as state, count(*) as n from webhook_deliveries where state = 'pending'
+        union all
+        select 'delivering', count(*) from webhook_deliveries where state = 'delivering'`.execute(db);
       this.reset();
       this.set({ state: 'pending' }, 0);
       this.set({ state: 'delivering' }, 0);
@@ -50,12 +50,11 @@ export function createMetrics(db: Db, now: () => Date): WebhookMetrics {
     registers: [registry],
     async collect() {
       const nowIso = now().toISOString();
-      const row = await db
-        .selectFrom('webhook_deliveries')
-        .select((eb) => eb.fn.min('next_attempt_at').as('oldest'))
-        .where('state', '=', 'pending')
-        .where('next_attempt_at', '<=', nowIso)
-        .executeTakeFirst();
+      const row = (
+        await sql<{ oldest: string | null }>`
+          select min(next_attempt_at) as oldest from webhook_deliveries
+          where state = 'pending' and next_attempt_at <= ${nowIso}`.execute(db)
+      ).rows[0];
       this.set(row?.oldest ? Math.max(0, (now().getTime() - Date.parse(row.oldest as string)) / 1000) : 0);
     },
   });

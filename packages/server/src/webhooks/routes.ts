@@ -9,6 +9,7 @@ import { newId } from '../auth/secrets.ts';
 import type { WebhookDeliveryTable, WebhookEndpointTable } from '../db/tables.ts';
 import type { AppDeps } from '../deps.ts';
 import { badRequest, notFound } from '../errors.ts';
+import { timeOrderedId } from '../ids.ts';
 import { BeforeParam, beforeFilter, cursorOf, parseBefore } from '../pagination.ts';
 import {
   HEADERS_MAX_COUNT,
@@ -401,7 +402,7 @@ export async function webhookRoutes(
       const endpoint = await findEndpoint(tenantOf(user), (req.params as { id: string }).id);
       if (endpoint.enabled !== 1) throw badRequest('the endpoint is disabled: enable it first', 'endpoint_disabled');
       const now = deps.now().toISOString();
-      const signalId = newId('sig');
+      const signalId = timeOrderedId('sig');
       const [deliveryId] = await deps.outbox.write(
         {
           id: signalId,

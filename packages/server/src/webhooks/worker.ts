@@ -8,10 +8,10 @@
 // sent again with the same Guard-Delivery. One slow endpoint never delays the others: each
 // endpoint has its own concurrency limit under the global one.
 
-import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { type Db, type Statements, writeTransaction } from '../db/index.ts';
 import type { SignalTable, WebhookDeliveryTable, WebhookEndpointTable } from '../db/tables.ts';
+import { timeOrderedUuid } from '../ids.ts';
 import { buildAttempt } from './envelope.ts';
 import { type DeliveryResponse, sendDelivery } from './http-client.ts';
 import type { WebhookMetrics } from './metrics.ts';
@@ -398,7 +398,7 @@ export class DeliveryWorker {
     sql.run(
       `insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
          response_excerpt) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      randomUUID(),
+      timeOrderedUuid(),
       id,
       o.delivery.tenant_id,
       o.attempt,
