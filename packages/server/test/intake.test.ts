@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { rm, stat } from 'node:fs/promises';
+import { rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hashSecret } from '../src/auth/secrets.ts';
@@ -184,6 +184,21 @@ describe('bundle intake: presign, PUT, register', () => {
     const again = await putObject(up.url, up.bytes);
     assertError(again, 409, 'already_registered');
     assert.deepEqual(await server.deps.store.verify(up.object_key), { size: up.bytes.length, sha256: up.sha256 });
+  });
+
+  it('register re-reads an object changed on disk since its PUT: same size, other bytes → checksum_mismatch', async () => {
+    const slot = await newSlot(server, agent.api_key);
+    assert.equal((await putObject(slot.url, slot.bytes)).status, 200);
+    const body = { object_key: slot.object_key, sha256: slot.sha256, size: slot.bytes.length };
+    // The digest kept from the PUT answers while the file is the one hashed …
+    assert.deepEqual(await server.deps.store.verify(slot.object_key), { size: body.size, sha256: body.sha256 });
+    // … and once the bytes change in place (same length), verify hashes the file again.
+    const path = join(server.dataDir, 'objects', slot.object_key);
+    const changed = Buffer.from(slot.bytes);
+    changed[0] ^= 0xff;
+    await writeFile(path, changed);
+    await utimes(path, new Date(), new Date(Date.now() + 5000));
+    assertError(await register(server.url, agent.api_key, body), 409, 'checksum_mismatch');
   });
 
   it('a PUT just before the URL expires is accepted', async () => {

@@ -3,7 +3,7 @@
 // by the principal's tenant.
 
 import type { FastifyRequest } from 'fastify';
-import type { Db } from '../db/index.ts';
+import { type Db, withStatements } from '../db/index.ts';
 import type { Role } from '../db/tables.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { hashSecret, secretKind } from './secrets.ts';
@@ -22,12 +22,13 @@ export async function resolvePrincipal(db: Db, authorization: string | undefined
   const hash = hashSecret(secret);
   switch (secretKind(secret)) {
     case 'agentKey': {
-      const agent = await db
-        .selectFrom('agents')
-        .select(['id', 'tenant_id', 'hostname', 'environment'])
-        .where('api_key_hash', '=', hash)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
+      // Every agent request resolves here: prepared SQL, not a query built per call.
+      const agent = await withStatements(db, (sql) =>
+        sql.get<{ id: string; tenant_id: string; hostname: string; environment: string }>(
+          'select id, tenant_id, hostname, environment from agents where api_key_hash = ? and revoked_at is null',
+          hash,
+        ),
+      );
       return (
         agent && {
           kind: 'agent',

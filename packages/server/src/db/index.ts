@@ -21,15 +21,20 @@ export async function openDatabase(dataDir: string): Promise<Db> {
   return db;
 }
 
+/** Runs `fn` synchronously on the raw connection, holding Kysely's connection lock. */
+export function withStatements<T>(db: Db, fn: (sql: Statements) => T): Promise<T> {
+  const sql = statementsOf.get(db);
+  if (!sql) throw new Error('withStatements needs a database opened by openDatabase');
+  return db.connection().execute(async () => fn(sql));
+}
+
 /**
  * Runs `fn` synchronously inside one write transaction on the raw connection, holding
  * Kysely's connection lock so no other query interleaves. For the hot paths (signal ingest,
  * delivery claims and outcomes), where building a query with Kysely costs more than running it.
  */
 export function writeTransaction<T>(db: Db, fn: (sql: Statements) => T): Promise<T> {
-  const sql = statementsOf.get(db);
-  if (!sql) throw new Error('writeTransaction needs a database opened by openDatabase');
-  return db.connection().execute(async () => {
+  return withStatements(db, (sql) => {
     sql.db.exec('BEGIN IMMEDIATE');
     try {
       const result = fn(sql);

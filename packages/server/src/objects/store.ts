@@ -20,7 +20,11 @@ export class ObjectMismatchError extends Error {
 export interface ObjectStore {
   /** Streams `body` into `key`, publishing it only if it is exactly `expect`. */
   put(key: string, body: Readable, expect: ObjectExpectation): Promise<void>;
-  /** Size and SHA-256 of a stored object, computed from its bytes; undefined if absent. */
+  /**
+   * Size and SHA-256 of a stored object, computed from its bytes: the digest taken while the
+   * bytes arrived, as long as the object is unchanged since (S3: the object's stored
+   * ChecksumSHA256), or else a new read of the object. Undefined if absent.
+   */
   verify(key: string): Promise<ObjectExpectation | undefined>;
   open(key: string): Promise<{ size: number; body: Readable } | undefined>;
   delete(key: string): Promise<void>;
