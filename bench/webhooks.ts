@@ -214,6 +214,8 @@ async function sustained(ctx: Context, api: ApiClient, n: number) {
   const waiting = ctx.receiver.waitFor(n, 600_000);
   const pid = (ctx.server as GuardProcess).pid;
   const cpu0 = processCpuMs(pid);
+  const receiverCpu0 = processCpuMs(ctx.receiver.child.pid ?? 0);
+  const clientCpu0 = process.cpuUsage();
   const t0 = usNow();
   let failed = 0;
   await runPool(n, INGEST_CONCURRENCY, async (i) => {
@@ -224,9 +226,13 @@ async function sustained(ctx: Context, api: ApiClient, n: number) {
   if (failed > 0) throw new Error(`${failed} POST /v1/signals failed`);
   const reached = await waiting;
   const totalUs = reached.lastUs - t0;
+  const clientCpu = process.cpuUsage(clientCpu0);
+  const receiverCpuUs = (processCpuMs(ctx.receiver.child.pid ?? 0) - receiverCpu0) * 1000;
   await sleep(50); // the last outcome's write
   return {
     serverCpuUsPerSignal: ((processCpuMs(pid) - cpu0) * 1000) / n,
+    receiverCpuUsPerSignal: receiverCpuUs / n,
+    clientCpuUsPerSignal: (clientCpu.user + clientCpu.system) / n,
     deliveriesPerS: n / (totalUs / 1e6),
     ingestPerS: n / (ingestUs / 1e6),
     totalMs: totalUs / 1000,
@@ -303,6 +309,7 @@ async function rawLoop(ctx: Context, n: number, sampleBody: string) {
   });
   const waiting = ctx.receiver.waitFor(n, 600_000);
   const cpu0 = process.cpuUsage();
+  const receiverCpu0 = processCpuMs(ctx.receiver.child.pid ?? 0);
   const t0 = usNow();
   await runPool(n, PER_ENDPOINT, async () => {
     const sentAt = new Date();
@@ -326,10 +333,12 @@ async function rawLoop(ctx: Context, n: number, sampleBody: string) {
   });
   const cpu = process.cpuUsage(cpu0);
   const reached = await waiting;
+  const receiverCpuUs = (processCpuMs(ctx.receiver.child.pid ?? 0) - receiverCpu0) * 1000;
   await pool.destroy();
   return {
     perS: n / ((reached.lastUs - t0) / 1e6),
     clientCpuUsPerRequest: (cpu.user + cpu.system) / n,
+    receiverCpuUsPerRequest: receiverCpuUs / n,
     bodyBytes: Buffer.byteLength(JSON.stringify(template)),
   };
 }
@@ -523,7 +532,8 @@ async function main(): Promise<void> {
     console.log('');
     console.log(
       `(a) ingest ${fmt(a.ingestPerS)} signals/s (${fmt(a.ingestMs)} ms for ${fmt(n)} POSTs, ${INGEST_CONCURRENCY} in flight); ` +
-        `last receipt ${fmt(a.totalMs)} ms after the first POST; server CPU ${fmt(a.serverCpuUsPerSignal)} µs per signal (ingest + delivery)`,
+        `last receipt ${fmt(a.totalMs)} ms after the first POST; CPU per signal: server ${fmt(a.serverCpuUsPerSignal)} µs ` +
+        `(ingest + delivery), receiver ${fmt(a.receiverCpuUsPerSignal)} µs, ingest client ${fmt(a.clientCpuUsPerSignal)} µs`,
     );
     console.log(
       `(b) ${fmt(b.count)} signals at ${fmt(b.achievedRate, 1)}/s achieved; latency p50 ${b.p50.toFixed(1)} ms, ` +
@@ -531,7 +541,18 @@ async function main(): Promise<void> {
     );
     console.log(
       `(c) raw loop runs: ${fmt(raw1.perS)}/s and ${fmt(raw2.perS)}/s (best taken); body ${raw.bodyBytes} bytes, ` +
-        `${PER_ENDPOINT} connections, ${PER_ENDPOINT} in flight; client CPU ${fmt(raw.clientCpuUsPerRequest)} µs per request`,
+        `${PER_ENDPOINT} connections, ${PER_ENDPOINT} in flight; CPU per request: client ${fmt(raw.clientCpuUsPerRequest)} µs, ` +
+        `receiver ${fmt(raw.receiverCpuUsPerRequest)} µs`,
+    );
+    // What 0.6× raw would leave for everything that makes a delivery durable, on this machine.
+    const cores = os.availableParallelism();
+    const target = GOAL_RATIO_RAW * raw.perS;
+    const budgetUs = (cores * 1e6) / target;
+    const rawPartUs = raw.clientCpuUsPerRequest + raw.receiverCpuUsPerRequest;
+    console.log(
+      `    CPU budget at ${GOAL_RATIO_RAW}× raw (${fmt(target)}/s on ${cores} cores): ${fmt(budgetUs)} µs per delivery for everything; ` +
+        `the raw POST alone (client + receiver) uses ${fmt(rawPartUs)} µs, leaving ${fmt(budgetUs - rawPartUs)} µs for the ` +
+        `ingest client, the API request, and the persisted outbox, claim and outcome`,
     );
     console.log(
       `(d) ${rounds} interleaved rounds × ${fmt(iterations)} iterations each (after one warm-up round); body ${d.bodyBytes} bytes`,
