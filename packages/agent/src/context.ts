@@ -6,6 +6,8 @@ export interface CommandContext {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   cwd: string;
+  /** The process environment; commands read only the proxy variables from it (proxy-settings.ts). */
+  env: Readonly<Record<string, string | undefined>>;
   version: string;
   now: () => Date;
   loadConfig: () => Promise<AgentConfig>;

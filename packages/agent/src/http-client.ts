@@ -1,13 +1,19 @@
-// The agent's HTTP client: undici with EnvHttpProxyAgent as the dispatcher (HTTPS_PROXY,
-// HTTP_PROXY, NO_PROXY and their lowercase forms), a retry loop driven by the pure policy of
+// The agent's HTTP client: node:http and node:https, one keep-alive Agent per scheme with
+// node's built-in proxy support (proxy-settings.ts turns HTTPS_PROXY, HTTP_PROXY, NO_PROXY and
+// their lowercase forms into its `proxyEnv`), a retry loop driven by the pure policy of
 // bundle/retry-policy.ts, and errors that name the step, the HTTP status and the service's
 // own message. Clock, sleep, randomness and the diagnostic sink are handed in.
+//
+// Why not undici (the server's delivery client): loading it costs the agent ~28 MiB of RSS,
+// and undici 7 needs a workaround for proxies that drop a CONNECT (nodejs/undici#3897).
 
+import http from 'node:http';
+import https from 'node:https';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Readable } from 'node:stream';
-import { Client, type Dispatcher, EnvHttpProxyAgent, Pool, request } from 'undici';
 import { decideRetry, isRetryableStatus, MAX_ATTEMPTS, parseRetryAfter } from './bundle/retry-policy.ts';
 import { AgentError } from './errors.ts';
+import type { ProxySettings } from './proxy-settings.ts';
 
 /** Largest JSON response the agent reads (the service's bodies are a few hundred bytes). */
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -16,14 +22,20 @@ const EXCERPT_CHARS = 200;
 
 export const CONNECT_TIMEOUT_MS = 30_000;
 /**
- * No byte of response headers (or of the body, once it flows) for this long fails the try.
- * undici refreshes the headers timer while a request body is still being written, so a slow
- * upload is not cut by it: only a peer that stops reading or answering is.
+ * No socket activity for this long fails the try: no byte of the response, and no byte of a
+ * request body taken by the peer (a slow upload is not cut by it, only a peer that stops
+ * reading or answering is).
  */
 export const IDLE_TIMEOUT_MS = 120_000;
 
+/** The connection pools of every agent request, one per scheme. */
+export interface HttpAgents {
+  http: http.Agent;
+  https: https.Agent;
+}
+
 export interface HttpDeps {
-  dispatcher: Dispatcher;
+  agents: HttpAgents;
   userAgent: string;
   now: () => Date;
   sleep: (ms: number) => Promise<void>;
@@ -32,48 +44,25 @@ export interface HttpDeps {
   notice: (line: string) => void;
 }
 
-/** The dispatcher of every agent request: proxies from the standard environment variables. */
-export function createDispatcher(): Dispatcher {
-  return new EnvHttpProxyAgent({
-    connectTimeout: CONNECT_TIMEOUT_MS,
-    headersTimeout: IDLE_TIMEOUT_MS,
-    bodyTimeout: IDLE_TIMEOUT_MS,
-    factory: guardedPoolFactory,
-  });
+/**
+ * Keep-alive agents (presign, PUT and register share a connection when they can) that go
+ * through the proxies `proxy` names: an https:// URL through a CONNECT tunnel (TLS end to end
+ * inside it), an http:// URL (loopback only, checkTransportUrl) forwarded in absolute form.
+ */
+export function createAgents(proxy: ProxySettings): HttpAgents {
+  try {
+    return {
+      http: new http.Agent({ keepAlive: true, proxyEnv: { ...proxy } }),
+      https: new https.Agent({ keepAlive: true, proxyEnv: { ...proxy } }),
+    };
+  } catch (error) {
+    throw new AgentError('usage', `the proxy setting is not valid: ${(error as Error).message}`, { cause: error });
+  }
 }
 
-/** Code of the error a dropped proxy tunnel becomes (the same code newer undici uses). */
-export const PROXY_TUNNEL_ERROR_CODE = 'UND_ERR_PRX_CONN';
-
-/**
- * undici 7 loops forever, reconnecting thousands of times a second, when a proxy accepts the
- * TCP connection but closes it during CONNECT (a proxy without CONNECT support, or one that
- * drops the upstream): the tunnel's UND_ERR_SOCKET is taken as "recoverable" and the request
- * never settles, not even on abort (nodejs/undici#3897, fixed upstream by #5441 in undici 8).
- * This factory wraps the connect function of every origin pool so that such a failure gets
- * its own code: undici then fails the request, and the agent's retry policy takes over.
- */
-function guardedPoolFactory(origin: string | URL, options: object): Dispatcher {
-  const opts = options as Pool.Options & { connections?: number | null };
-  const connect = opts.connect;
-  const guarded: Pool.Options['connect'] =
-    typeof connect === 'function'
-      ? (params, callback) =>
-          connect(params, (error, socket) => {
-            if (error && errorCode(error) === 'UND_ERR_SOCKET') {
-              const tunnel = new Error(
-                `the proxy closed the connection while opening a tunnel to ${params.hostname}:${params.port} (${error.message})`,
-                { cause: error },
-              );
-              (tunnel as Error & { code: string }).code = PROXY_TUNNEL_ERROR_CODE;
-              callback(tunnel, null);
-            } else if (error) callback(error, null);
-            else callback(null, socket as NonNullable<typeof socket>);
-          })
-      : connect;
-  return opts.connections === 1
-    ? new Client(origin, { ...opts, connect: guarded })
-    : new Pool(origin, { ...opts, connect: guarded });
+export function destroyAgents(agents: HttpAgents): void {
+  agents.http.destroy();
+  agents.https.destroy();
 }
 
 export function userAgent(version: string): string {
@@ -149,10 +138,7 @@ export class HttpStatusError extends Error {
 
 /** Transport errors that another try cannot fix (TLS trust, a body that changed length…). */
 const FINAL_NETWORK_CODES = new Set([
-  'UND_ERR_REQ_CONTENT_LENGTH_MISMATCH',
-  'UND_ERR_RES_CONTENT_LENGTH_MISMATCH',
-  'UND_ERR_INVALID_ARG',
-  'UND_ERR_NOT_SUPPORTED',
+  'ERR_HTTP_CONTENT_LENGTH_MISMATCH',
   'ERR_INVALID_URL',
   'ERR_TLS_CERT_ALTNAME_INVALID',
   'CERT_HAS_EXPIRED',
@@ -191,7 +177,10 @@ const SYSTEM_NETWORK_CODES = new Set([
   'EAI_NONAME',
 ]);
 
-/** Whether `error` came from the network (connect, TLS, socket, timeout), not from our own code. */
+/** node:http's code for a proxy that refused or dropped a CONNECT tunnel. */
+export const PROXY_TUNNEL_ERROR_CODE = 'ERR_PROXY_TUNNEL';
+
+/** Whether `error` came from the network (connect, TLS, socket, proxy, timeout), not from our own code. */
 export function isNetworkError(error: unknown): boolean {
   if (error instanceof AgentError || error instanceof HttpStatusError) return false;
   const code = errorCode(error);
@@ -199,7 +188,7 @@ export function isNetworkError(error: unknown): boolean {
   return (
     SYSTEM_NETWORK_CODES.has(code) ||
     FINAL_NETWORK_CODES.has(code) ||
-    code.startsWith('UND_ERR') ||
+    code === PROXY_TUNNEL_ERROR_CODE ||
     code.startsWith('ERR_TLS') ||
     code.startsWith('ERR_SSL')
   );
@@ -215,8 +204,22 @@ export function describeNetworkError(error: unknown): string {
   return code && !text.includes(code) ? `${code}: ${text}` : text;
 }
 
+function codedError(code: string, message: string, cause?: unknown): Error {
+  return Object.assign(new Error(message, { cause }), { code });
+}
+
+/** node:http's tunnel errors do not say where to: the message names the proxy and the target. */
+function withTarget(error: unknown, target: URL): unknown {
+  if (errorCode(error) !== PROXY_TUNNEL_ERROR_CODE) return error;
+  return codedError(
+    PROXY_TUNNEL_ERROR_CODE,
+    `the proxy did not open a tunnel to ${target.host}: ${(error as Error).message}`,
+    error,
+  );
+}
+
 // ---------------------------------------------------------------------------------------
-// Responses
+// Exchanges
 
 export interface HttpResponse {
   status: number;
@@ -224,6 +227,17 @@ export interface HttpResponse {
   /** The body text, at most MAX_RESPONSE_BYTES (longer bodies are cut there). */
   text: string;
 }
+
+/**
+ * Streams a request body: calls `write` for each chunk in order and resolves once all are
+ * written. `write` resolves when the socket has taken the chunk (its buffer may then be
+ * reused), and rejects once the exchange is over (an early answer, a failed connection): the
+ * writer then stops. Anything else the writer throws fails the exchange with that error.
+ */
+export type BodyWriter = (write: (chunk: Buffer) => Promise<void>) => Promise<void>;
+
+/** Rejection of `write` after the exchange ended; never surfaces. */
+const EXCHANGE_OVER = new Error('the exchange is over');
 
 async function readBody(body: Readable, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
@@ -241,20 +255,94 @@ async function readBody(body: Readable, limit: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** One HTTP exchange: the body is read (bounded) so the connection can be reused. */
-export async function send(
+/**
+ * One HTTP exchange: the response body is read (bounded) so the connection can be reused.
+ * A body given as a BodyWriter is streamed; its headers must carry its exact Content-Length
+ * (checked by node:http: a body of another length fails the exchange). An answer that comes
+ * before the body is fully sent ends the upload and closes the connection.
+ */
+export function send(
   deps: HttpDeps,
   url: string,
-  init: { method: 'GET' | 'POST' | 'PUT'; headers: Record<string, string>; body?: string | Readable },
+  init: { method: 'GET' | 'POST' | 'PUT'; headers: Record<string, string>; body?: string | BodyWriter },
 ): Promise<HttpResponse> {
-  const res = await request(url, {
-    method: init.method,
-    headers: init.headers,
-    body: init.body,
-    dispatcher: deps.dispatcher,
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const secure = target.protocol === 'https:';
+    const req = (secure ? https : http).request(target, {
+      method: init.method,
+      headers: init.headers,
+      agent: secure ? deps.agents.https : deps.agents.http,
+    });
+    // Typed on ServerResponse only; node:http checks it on every OutgoingMessage (write and end throw).
+    (req as http.ClientRequest & { strictContentLength: boolean }).strictContentLength = true;
+    let over = false;
+    let bodySent = false;
+    let endExchange: (error: Error) => void = () => {};
+    const exchangeOver = new Promise<never>((_, r) => {
+      endExchange = r;
+    });
+    exchangeOver.catch(() => {});
+    const finish = () => {
+      over = true;
+      endExchange(EXCHANGE_OVER);
+    };
+    const fail = (error: unknown) => {
+      if (over) return;
+      finish();
+      req.destroy();
+      reject(withTarget(error, target));
+    };
+    req.on('error', fail);
+    req.setTimeout(IDLE_TIMEOUT_MS, () =>
+      req.destroy(codedError('ETIMEDOUT', `no progress for ${IDLE_TIMEOUT_MS / 1000} s from ${target.host}`)),
+    );
+    req.on('socket', (socket) => {
+      if (!socket.connecting) return;
+      const timer = setTimeout(
+        () =>
+          req.destroy(codedError('ETIMEDOUT', `connecting to ${target.host} took over ${CONNECT_TIMEOUT_MS / 1000} s`)),
+        CONNECT_TIMEOUT_MS,
+      );
+      socket.once('connect', () => clearTimeout(timer));
+      socket.once('close', () => clearTimeout(timer));
+    });
+    req.on('response', (res) => {
+      readBody(res, MAX_RESPONSE_BYTES).then((text) => {
+        if (over) return;
+        finish();
+        if (!bodySent) req.destroy(); // answered early: the rest of the body is not sent
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text });
+      }, fail);
+    });
+    if (typeof init.body !== 'function') {
+      bodySent = true;
+      req.end(init.body);
+      return;
+    }
+    const write = (chunk: Buffer): Promise<void> => {
+      if (over) return Promise.reject(EXCHANGE_OVER);
+      const written = new Promise<void>((ok, ko) => {
+        req.write(chunk, (error) => (error ? ko(error) : ok()));
+      });
+      written.catch(() => {}); // a late failure after the race is lost is the exchange's, handled by fail
+      return Promise.race([written, exchangeOver]);
+    };
+    init.body(write).then(
+      () => {
+        if (over) return;
+        bodySent = true;
+        try {
+          req.end();
+        } catch (error) {
+          fail(error);
+        }
+      },
+      (error) => {
+        if (error !== EXCHANGE_OVER) fail(error);
+      },
+    );
   });
-  const text = await readBody(res.body, MAX_RESPONSE_BYTES);
-  return { status: res.statusCode, headers: res.headers, text };
 }
 
 /** Turns a response the step does not accept into an HttpStatusError carrying the service's message. */

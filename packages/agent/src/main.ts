@@ -80,6 +80,7 @@ export async function main(argv: string[]): Promise<number> {
     stdout: process.stdout,
     stderr: process.stderr,
     cwd: process.cwd(),
+    env: process.env,
     version: AGENT_VERSION,
     now: () => new Date(),
     loadConfig: () => loadConfig(configPath, explicit),

@@ -87,7 +87,7 @@ export async function apiGet(url: string, token: string): Promise<Response> {
 // ---------------------------------------------------------------------------------------
 // Running the agent
 
-/** Proxy variables set empty (undici reads the lowercase ones first): no inherited proxy. */
+/** Proxy variables set empty: no inherited proxy. */
 export const NO_PROXY_ENV: Record<string, string> = {
   http_proxy: '',
   HTTP_PROXY: '',
@@ -417,13 +417,16 @@ export async function startStandIn(options: StandInOptions = {}): Promise<StandI
 }
 
 // ---------------------------------------------------------------------------------------
-// Forward proxy (CONNECT tunnels, as undici's ProxyAgent uses for http and https targets)
+// Forward proxy: CONNECT tunnels (https:// targets) and absolute-form forwarding (http://
+// targets), as node:http's built-in proxy support uses them.
 
 export interface Proxy {
   url: string;
   /** `host:port` of every CONNECT. */
   tunnels: string[];
-  /** Bytes the client sent through the tunnels. */
+  /** `METHOD host:port` of every request forwarded in absolute form. */
+  forwarded: string[];
+  /** Bytes the client sent through the proxy (tunnels and forwarded request bodies). */
   bytesUp: () => number;
   close(): Promise<void>;
 }
@@ -431,10 +434,31 @@ export interface Proxy {
 /** `drop`: accept each CONNECT's TCP connection, then close it without an answer (a proxy without CONNECT support). */
 export async function startProxy(options: { drop?: boolean } = {}): Promise<Proxy> {
   const tunnels: string[] = [];
+  const forwarded: string[] = [];
   let up = 0;
   const sockets = new Set<net.Socket>();
-  const server = http.createServer((_req, res) => {
-    res.writeHead(405).end('this proxy only tunnels (CONNECT)');
+  const server = http.createServer((req, res) => {
+    let target: URL;
+    try {
+      target = new URL(req.url ?? '');
+    } catch {
+      res.writeHead(400).end('absolute-form request target expected');
+      return;
+    }
+    forwarded.push(`${req.method} ${target.host}`);
+    req.on('data', (d: Buffer) => {
+      up += d.length;
+    });
+    const upstream = http.request(target, { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  server.on('connection', (s: net.Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
   });
   server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     const target = req.url ?? '';
@@ -472,6 +496,7 @@ export async function startProxy(options: { drop?: boolean } = {}): Promise<Prox
   return {
     url: `http://127.0.0.1:${port}`,
     tunnels,
+    forwarded,
     bytesUp: () => up,
     async close() {
       for (const s of sockets) s.destroy();

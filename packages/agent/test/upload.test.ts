@@ -627,20 +627,33 @@ describe('signals during the PUT', () => {
 });
 
 // ---------------------------------------------------------------------------------------
-// Proxies: HTTP_PROXY / HTTPS_PROXY / NO_PROXY through undici's EnvHttpProxyAgent
+// Proxies: HTTP_PROXY / HTTPS_PROXY / NO_PROXY through node:http's built-in proxy support
 
 describe('proxies', () => {
   let home: Home;
   let bundle: string;
   let size: number;
+  let tls: { key: string; cert: string; certPath: string };
 
   before(async () => {
     home = await enrolled('proxy');
     bundle = await collect(home);
     size = (await stat(bundle)).size;
+    const certDir = join(home.root, 'tls');
+    await mkdir(certDir, { recursive: true });
+    tls = await selfSignedCert(certDir);
   });
 
-  it('HTTP_PROXY: the three calls to an http:// service go through the proxy (CONNECT tunnel)', async () => {
+  /** An https:// stand-in service and a second agent home enrolled with it. */
+  async function httpsService(name: string) {
+    const standIn = await startStandIn({ tls });
+    const other = await newHome(name);
+    const otherBundle = await collect(other);
+    await writeEnrollmentFile(other, fakeEnrollment(standIn.url));
+    return { standIn, other, otherBundle };
+  }
+
+  it('HTTP_PROXY: the three calls to an http:// service are forwarded by the proxy', async () => {
     const proxy = await startProxy();
     try {
       const before = gs.requests.length;
@@ -648,12 +661,9 @@ describe('proxies', () => {
       assert.equal(r.code, 0, describeRun(r));
       parseOutput(r);
       const { host } = new URL(gs.url);
-      assert.ok(proxy.tunnels.length >= 1, 'no tunnel was opened');
-      assert.ok(
-        proxy.tunnels.every((t) => t === host),
-        `tunnels to ${proxy.tunnels.join(', ')}`,
-      );
-      assert.ok(proxy.bytesUp() > size, `only ${proxy.bytesUp()} bytes went through the proxy`);
+      assert.deepEqual(proxy.forwarded, [`POST ${host}`, `PUT ${host}`, `POST ${host}`]);
+      assert.deepEqual(proxy.tunnels, []);
+      assert.ok(proxy.bytesUp() >= size, `only ${proxy.bytesUp()} bytes went through the proxy`);
       assert.equal(gs.requests.length - before, 3);
     } finally {
       await proxy.close();
@@ -664,25 +674,20 @@ describe('proxies', () => {
     const proxy = await startProxy();
     try {
       const r = await runAgent(uploadArgs(home, bundle), {
-        env: proxyEnv({ http: proxy.url, no: 'example.org,127.0.0.1' }),
+        env: proxyEnv({ http: proxy.url, no: 'example.org, 127.0.0.1' }),
       });
       assert.equal(r.code, 0, describeRun(r));
       assert.deepEqual(proxy.tunnels, []);
+      assert.deepEqual(proxy.forwarded, []);
     } finally {
       await proxy.close();
     }
   });
 
   it('HTTPS_PROXY: an https:// service is reached through the proxy, the TLS inside the tunnel', async () => {
-    const certDir = join(home.root, 'tls');
-    await mkdir(certDir, { recursive: true });
-    const tls = await selfSignedCert(certDir);
-    const standIn = await startStandIn({ tls });
+    const { standIn, other, otherBundle } = await httpsService('proxy-https');
     const proxy = await startProxy();
-    const other = await newHome('proxy-https');
-    const otherBundle = await collect(other);
     try {
-      await writeEnrollmentFile(other, fakeEnrollment(standIn.url));
       const r = await runAgent(uploadArgs(other, otherBundle), {
         env: { ...proxyEnv({ https: proxy.url }), NODE_EXTRA_CA_CERTS: tls.certPath },
       });
@@ -701,32 +706,57 @@ describe('proxies', () => {
     }
   });
 
+  it('HTTP_PROXY alone also carries an https:// service (through a tunnel)', async () => {
+    const { standIn, other, otherBundle } = await httpsService('proxy-http-for-https');
+    const proxy = await startProxy();
+    try {
+      const r = await runAgent(uploadArgs(other, otherBundle), {
+        env: { ...proxyEnv({ http: proxy.url }), NODE_EXTRA_CA_CERTS: tls.certPath },
+      });
+      assert.equal(r.code, 0, describeRun(r));
+      const { host } = new URL(standIn.url);
+      assert.ok(proxy.tunnels.length >= 1 && proxy.tunnels.every((t) => t === host), proxy.tunnels.join(', '));
+      assert.equal(standIn.requests.length, 3);
+    } finally {
+      await proxy.close();
+      await standIn.close();
+    }
+  });
+
   it('HTTPS_PROXY alone does not apply to an http:// service', async () => {
     const proxy = await startProxy();
     try {
       const r = await runAgent(uploadArgs(home, bundle), { env: proxyEnv({ https: proxy.url }) });
       assert.equal(r.code, 0, describeRun(r));
       assert.deepEqual(proxy.tunnels, []);
+      assert.deepEqual(proxy.forwarded, []);
     } finally {
       await proxy.close();
     }
   });
 
-  it('a proxy that drops CONNECT: each try fails at once (no reconnect loop), retried, then exit 1', async () => {
+  it('a proxy that drops CONNECT: each try fails at once, retried, then exit 1 naming the tunnel', async () => {
+    const { standIn, other, otherBundle } = await httpsService('proxy-drop');
     const proxy = await startProxy({ drop: true });
     try {
-      const r = await runAgent(uploadArgs(home, bundle), { env: proxyEnv({ http: proxy.url }), timeoutMs: 60_000 });
+      const r = await runAgent(uploadArgs(other, otherBundle), {
+        env: { ...proxyEnv({ https: proxy.url }), NODE_EXTRA_CA_CERTS: tls.certPath },
+        timeoutMs: 60_000,
+      });
       assert.equal(r.code, 1, describeRun(r));
+      const { host } = new URL(standIn.url);
       assert.match(
         r.stderr,
         new RegExp(
-          `presign failed: .*the proxy closed the connection while opening a tunnel to .*\\(gave up after ${MAX_ATTEMPTS} attempts\\)`,
+          `presign failed: .*the proxy did not open a tunnel to ${host.replaceAll('.', '\\.')}: .*\\(gave up after ${MAX_ATTEMPTS} attempts\\)`,
         ),
       );
-      // One tunnel attempt per try: undici 7 alone would reconnect thousands of times a second.
+      // One tunnel attempt per try (undici 7, used before, reconnected thousands of times a second).
       assert.equal(proxy.tunnels.length, MAX_ATTEMPTS);
+      assert.equal(standIn.requests.length, 0);
     } finally {
       await proxy.close();
+      await standIn.close();
     }
   });
 

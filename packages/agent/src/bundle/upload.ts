@@ -11,21 +11,33 @@
 // only ever opened for reading.
 
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { pipeline, Transform, type TransformCallback } from 'node:stream';
 import type { BundleManifest, RegisterRequest, RegisterResponse, UploadUrlRequest } from '@guard/contract';
 import { readEnrollment } from '../enrollment/store.ts';
 import { AgentError, describeSystemError } from '../errors.ts';
-import { checkTransportUrl, type HttpDeps, postJson, send, statusError, withRetries } from '../http-client.ts';
+import {
+  type BodyWriter,
+  checkTransportUrl,
+  type HttpDeps,
+  postJson,
+  send,
+  statusError,
+  withRetries,
+} from '../http-client.ts';
 import type { Progress } from '../progress.ts';
+import { readChunks } from './file-chunks.ts';
 import { verifyBundle } from './read-archive.ts';
 
 export const STEP_PRESIGN = 'presign';
 export const STEP_PUT = 'upload (PUT)';
 export const STEP_REGISTER = 'register';
 
-const READ_CHUNK_BYTES = 256 * 1024;
+/**
+ * The PUT reads the file into PUT_BUFFERS reused buffers of PUT_CHUNK_BYTES and hands each to
+ * the socket as it is: the next chunk is read while the previous ones are being sent.
+ */
+const PUT_CHUNK_BYTES = 1024 * 1024;
+const PUT_BUFFERS = 2;
 const REENROLL_HINT = 'the service refused the agent API key: re-enroll with guard-agent enroll';
 /** Headers the agent sets itself or never sends to object storage; a presign may not ask for them. */
 const RESERVED_PUT_HEADERS = new Set(['authorization', 'content-length', 'transfer-encoding', 'host', 'connection']);
@@ -194,38 +206,47 @@ export async function putBundle(
     const progress = progressOf();
     progress.grow(size);
     progress.phase(attempt > 1 ? `uploading (attempt ${attempt})` : 'uploading');
-    // Re-opened for every try: a retry sends the whole file from its first byte.
-    const file = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
-    let fileError: unknown;
-    file.on('error', (error) => {
-      fileError = error;
-    });
-    const counted = new Transform({
-      highWaterMark: READ_CHUNK_BYTES,
-      transform(chunk: Buffer, _enc, done: TransformCallback) {
-        progress.advance(chunk.length);
-        done(null, chunk);
-      },
-    });
-    pipeline(file, counted, () => {});
     try {
-      const res = await send(http, presigned.url, { method: 'PUT', headers, body: counted });
+      const res = await send(http, presigned.url, { method: 'PUT', headers, body: fileBody(path, size, progress) });
       if (res.status < 200 || res.status > 299) throw statusError(res, http.now().getTime());
-    } catch (error) {
-      if (fileError !== undefined)
-        throw new AgentError(
-          'bundle',
-          `cannot read bundle file ${path} during the upload: ${describeSystemError(fileError)}`,
-          {
-            cause: fileError,
-          },
-        );
-      throw error;
     } finally {
       progress.done();
-      file.destroy();
     }
   });
+}
+
+/**
+ * The PUT's body: the file's first `size` bytes, re-opened for every try (a retry sends the
+ * whole file from its first byte). A read failure, or a file now shorter than `size`, fails
+ * the step as a bundle error (not retried).
+ */
+function fileBody(path: string, size: number, progress: Progress): BodyWriter {
+  const unreadable = (error: unknown) =>
+    new AgentError('bundle', `cannot read bundle file ${path} during the upload: ${describeSystemError(error)}`, {
+      cause: error,
+    });
+  return async (write) => {
+    let handle: Awaited<ReturnType<typeof open>>;
+    try {
+      handle = await open(path, 'r');
+    } catch (error) {
+      throw unreadable(error);
+    }
+    try {
+      const sent = await readChunks(
+        handle,
+        { chunkBytes: PUT_CHUNK_BYTES, buffers: PUT_BUFFERS, limit: size, readError: unreadable },
+        async (chunk) => {
+          await write(chunk);
+          progress.advance(chunk.length);
+        },
+      );
+      if (sent !== size)
+        throw new AgentError('bundle', `bundle file ${path} changed during the upload: it is now ${sent} bytes`);
+    } finally {
+      await handle.close();
+    }
+  };
 }
 
 // ---------------------------------------------------------------------------------------

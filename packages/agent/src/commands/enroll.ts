@@ -9,7 +9,8 @@ import { enrollAgent } from '../enrollment/enroll.ts';
 import { previousEnrollment } from '../enrollment/store.ts';
 import { readToken, type TokenSource } from '../enrollment/token.ts';
 import { AgentError } from '../errors.ts';
-import { createDispatcher, normaliseBaseUrl, realSleep, userAgent } from '../http-client.ts';
+import { createAgents, destroyAgents, normaliseBaseUrl, realSleep, userAgent } from '../http-client.ts';
+import { proxySettings } from '../proxy-settings.ts';
 
 export interface EnrollFlags {
   url: string;
@@ -38,7 +39,7 @@ export async function runEnroll(ctx: CommandContext, flags: EnrollFlags, stdin: 
   const config = await ctx.loadConfig();
   const token = await readToken(source, stdin);
   const before = await previousEnrollment(config.stateDir);
-  const dispatcher = createDispatcher();
+  const agents = createAgents(proxySettings(ctx.env));
   try {
     const { enrollment } = await enrollAgent({
       url: flags.url,
@@ -48,7 +49,7 @@ export async function runEnroll(ctx: CommandContext, flags: EnrollFlags, stdin: 
       agentVersion: ctx.version,
       stateDir: config.stateDir,
       http: {
-        dispatcher,
+        agents,
         userAgent: userAgent(ctx.version),
         now: ctx.now,
         sleep: realSleep,
@@ -60,6 +61,6 @@ export async function runEnroll(ctx: CommandContext, flags: EnrollFlags, stdin: 
       ctx.stderr.write(`guard-agent: replaced the previous enrolment (agent_id=${before.agent_id})\n`);
     ctx.stdout.write(`enrolled agent_id=${enrollment.agent_id} tenant_id=${enrollment.tenant_id}\n`);
   } finally {
-    await dispatcher.destroy().catch(() => {});
+    destroyAgents(agents);
   }
 }

@@ -5,18 +5,19 @@
 import { resolve } from 'node:path';
 import { uploadBundle } from '../bundle/upload.ts';
 import type { CommandContext } from '../context.ts';
-import { createDispatcher, realSleep, userAgent } from '../http-client.ts';
+import { createAgents, destroyAgents, realSleep, userAgent } from '../http-client.ts';
+import { proxySettings } from '../proxy-settings.ts';
 
 export async function runUpload(ctx: CommandContext, bundle: string): Promise<void> {
   const config = await ctx.loadConfig();
-  const dispatcher = createDispatcher();
+  const agents = createAgents(proxySettings(ctx.env));
   try {
     const result = await uploadBundle({
       path: resolve(ctx.cwd, bundle),
       stateDir: config.stateDir,
       progress: ctx.progress,
       http: {
-        dispatcher,
+        agents,
         userAgent: userAgent(ctx.version),
         now: ctx.now,
         sleep: realSleep,
@@ -28,6 +29,6 @@ export async function runUpload(ctx: CommandContext, bundle: string): Promise<vo
       `bundle_id=${result.bundle_id}\nobject_key=${result.object_key}\nuploaded_at=${result.uploaded_at}\n`,
     );
   } finally {
-    await dispatcher.destroy().catch(() => {});
+    destroyAgents(agents);
   }
 }
