@@ -1,9 +1,12 @@
-// Reads a bundle back, streaming: zstd → tar → per-member size and SHA-256, plus the parsed
-// manifest. `verifyBundle` checks every member against the manifest (present, size, SHA-256,
-// no extra member), which `upload` does before any network call (DESIGN §3).
+// Reads a bundle back, streaming: file → zstd → tar → per-member size and SHA-256, plus the
+// parsed manifest. `verifyBundle` checks every member against the manifest (present, size,
+// SHA-256, no extra member), which `upload` does before any network call (DESIGN §3).
+//
+// The file is read through a few reused buffers (file-chunks.ts); zstd decompresses on libuv's
+// thread pool while this thread parses tar and hashes members (and, for upload, the file).
 
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createZstdDecompress } from 'node:zlib';
@@ -11,6 +14,7 @@ import { type BundleManifest, MANIFEST_MEMBER, type ManifestMember, parseManifes
 import tar from 'tar-stream';
 import { AgentError, describeSystemError } from '../errors.ts';
 import { ZLIB_CHUNK_BYTES } from './archive.ts';
+import { readChunks } from './file-chunks.ts';
 
 /** The manifest is small JSON; anything bigger is not one of ours. */
 const MANIFEST_MAX_BYTES = 1024 * 1024;
@@ -20,7 +24,14 @@ export interface BundleListing {
   members: ManifestMember[];
 }
 
-/** Sees every raw byte of the file as it is read (upload hashes the whole file in the same pass). */
+/** Compressed bytes in flight: three 1 MiB buffers (one being read, two with zstd). */
+const READ_BUFFERS = 3;
+
+/**
+ * Sees every raw byte of the file as it is read, in order (upload hashes the whole file in the
+ * same pass, so the bytes it hashes are the bytes checked). The chunk is valid only during the
+ * call: its buffer is reused.
+ */
 export type RawTap = (chunk: Buffer) => void;
 
 /** Lists a bundle's members with their stored size and SHA-256; throws on a corrupt archive. */
@@ -51,9 +62,34 @@ export async function readBundle(path: string, tap?: RawTap): Promise<BundleList
     });
     stream.on('error', next);
   });
-  const file = createReadStream(path, { highWaterMark: ZLIB_CHUNK_BYTES });
-  if (tap) file.on('data', (chunk) => tap(chunk as Buffer));
-  await pipeline(file, createZstdDecompress({ chunkSize: ZLIB_CHUNK_BYTES }), extract as unknown as Writable);
+  const handle = await open(path, 'r');
+  try {
+    const zstd = createZstdDecompress({ chunkSize: ZLIB_CHUNK_BYTES });
+    const extracted = pipeline(zstd, extract as unknown as Writable);
+    // A zstd stream that fails drops the callback of the write in progress: stop waiting then.
+    const closed = new Promise<never>((_, fail) => zstd.once('close', () => fail(new Error('zstd stream closed'))));
+    closed.catch(() => {});
+    const fed = readChunks(handle, { chunkBytes: ZLIB_CHUNK_BYTES, buffers: READ_BUFFERS }, (chunk) => {
+      tap?.(chunk);
+      // The write callback runs once zstd has consumed the chunk: its buffer may then be reused.
+      const written = new Promise<void>((ok, fail) => zstd.write(chunk, (error) => (error ? fail(error) : ok())));
+      return Promise.race([written, closed]);
+    }).then(
+      () => {
+        zstd.end();
+      },
+      (error) => {
+        zstd.destroy(error);
+        throw error;
+      },
+    );
+    const [feeding, extracting] = await Promise.allSettled([fed, extracted]);
+    // A corrupt archive fails zstd or tar (and then the feeding, with a less telling error).
+    if (extracting.status === 'rejected') throw extracting.reason;
+    if (feeding.status === 'rejected') throw feeding.reason;
+  } finally {
+    await handle.close();
+  }
   let manifest: BundleManifest | undefined;
   if (manifestText !== undefined) manifest = parseManifest(JSON.parse(manifestText));
   return { manifest, members };
