@@ -7,13 +7,17 @@
 // Why not undici (the server's delivery client): loading it costs the agent ~28 MiB of RSS,
 // and undici 7 needs a workaround for proxies that drop a CONNECT (nodejs/undici#3897).
 
-import http from 'node:http';
-import https from 'node:https';
+import type * as HttpModule from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Readable } from 'node:stream';
 import { decideRetry, isRetryableStatus, MAX_ATTEMPTS, parseRetryAfter } from './bundle/retry-policy.ts';
 import { AgentError } from './errors.ts';
 import type { ProxySettings } from './proxy-settings.ts';
+
+// Not `import http from 'node:http'`: the ESM facade of node:http reads every export, and its
+// lazy WebSocket/EventSource getters then load node's bundled undici (+9.5 MiB of RSS).
+const http = process.getBuiltinModule('node:http');
+const https = process.getBuiltinModule('node:https');
 
 /** Largest JSON response the agent reads (the service's bodies are a few hundred bytes). */
 export const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -30,8 +34,8 @@ export const IDLE_TIMEOUT_MS = 120_000;
 
 /** The connection pools of every agent request, one per scheme. */
 export interface HttpAgents {
-  http: http.Agent;
-  https: https.Agent;
+  http: HttpModule.Agent;
+  https: HttpModule.Agent;
 }
 
 export interface HttpDeps {
@@ -275,7 +279,7 @@ export function send(
       agent: secure ? deps.agents.https : deps.agents.http,
     });
     // Typed on ServerResponse only; node:http checks it on every OutgoingMessage (write and end throw).
-    (req as http.ClientRequest & { strictContentLength: boolean }).strictContentLength = true;
+    (req as HttpModule.ClientRequest & { strictContentLength: boolean }).strictContentLength = true;
     let over = false;
     let bodySent = false;
     let endExchange: (error: Error) => void = () => {};
