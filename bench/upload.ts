@@ -21,7 +21,9 @@
 //      clear_refs reset as a cross-check); the agent's peak RSS is GNU time's %M, and its RSS
 //      and CPU are also polled, to split them at the moment the presign reached the server
 //      (local check before it; PUT and register after). Stored objects are deleted after every
-//      run. Medians are reported.
+//      run. Medians are reported. Before the reps, two untimed agent uploads: one on an empty
+//      compile cache (its figures are printed: a host's first upload), one to warm the
+//      launcher's cache.
 //   4. Prints machine facts, the table, a phase breakdown of the agent's command (startup +
 //      local check = agent start → presign arrival; presign, PUT, register = the server's
 //      responseTime of each request) and the goals. The PUT-only throughput is the bundle size
@@ -667,6 +669,23 @@ try {
   const ours: OursRun[] = [];
   const anchor: CurlRun[] = [];
   const agentEnv = childEnv();
+
+  // The agent's launcher keeps Node's compile cache (node_modules/.cache/guard-agent); a run
+  // after a source change strips TypeScript again, which costs RSS and time. Two untimed
+  // uploads before the reps: one on an empty cache (reported: a host's first upload), one on
+  // the launcher's own cache, so that no timed rep depends on what ran before the bench.
+  const uploadArgv = [AGENT_BIN, '--config', agentConfig, 'support-bundle', 'upload', BUNDLE];
+  const cold = await timed('guard-agent upload (cold compile cache)', uploadArgv, timeFile, {
+    ...agentEnv,
+    NODE_COMPILE_CACHE: join(runDir, 'compile-cache-cold'),
+  });
+  await deleteObjects(dataDir);
+  await timed('guard-agent upload (warm-up)', uploadArgv, timeFile, agentEnv);
+  await deleteObjects(dataDir);
+  console.log(
+    `agent upload on an empty compile cache (untimed, not in the medians): ${cold.wall.toFixed(2)} s wall, ` +
+      `${cold.cpu.toFixed(2)} s CPU, peak RSS ${mib(cold.rssKiB * 1024)} MiB`,
+  );
 
   console.log(`\nrunning ${REPS} repetitions of each, alternately…`);
   for (let rep = 1; rep <= REPS; rep++) {
