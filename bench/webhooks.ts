@@ -12,6 +12,9 @@
 //       signed per request with the same HMAC, keep-alive, 16 connections and 16 in flight
 //       (the server's default per-endpoint concurrency), no persistence; the server is
 //       stopped meanwhile. Run before and after (a); the better of the two is the anchor.
+//   (e) the delivery engine alone (information): a backlog of N signals written into the
+//       stopped server's database by the server's own outbox code (what POST /v1/signals
+//       does), then the server started; rate = first to N-th receipt. No ingest in the window.
 //   (d) SDK verify ops/s: @guard/webhooks constructEvent / verifySignature against the
 //       `standardwebhooks` package's Webhook.verify on the same payload (its own scheme,
 //       signed with its own sign), interleaved rounds of the same iteration count.
@@ -343,6 +346,69 @@ async function rawLoop(ctx: Context, n: number, sampleBody: string) {
   };
 }
 
+/** (e) backlog drain: N signals written while the server is stopped, then delivered. */
+async function backlogDrain(ctx: Context, n: number) {
+  const { openDatabase } = await import('../packages/server/src/db/index.ts');
+  const { SignalOutbox } = await import('../packages/server/src/signals/outbox.ts');
+  const { timeOrderedId } = await import('../packages/server/src/ids.ts');
+  const db = await openDatabase(ctx.dataDir);
+  try {
+    const agent = await db
+      .selectFrom('agents')
+      .select(['id', 'tenant_id', 'hostname', 'environment'])
+      .executeTakeFirstOrThrow();
+    const outbox = new SignalOutbox(db);
+    const now = new Date().toISOString();
+    for (let i = 0; i < n; i += 256) {
+      await Promise.all(
+        Array.from({ length: Math.min(256, n - i) }, (_, k) => {
+          const body = signalBody(i + k) as {
+            signal_type: string;
+            severity: number;
+            description: string;
+            identity_id: string;
+            identity_name: string;
+          };
+          return outbox.write({
+            id: timeOrderedId('sig'),
+            tenant_id: agent.tenant_id,
+            agent_id: agent.id,
+            server_id: agent.id,
+            server_name: agent.hostname,
+            signal_type: body.signal_type,
+            severity: body.severity,
+            description: body.description,
+            identity_id: body.identity_id,
+            identity_name: body.identity_name,
+            environment: agent.environment,
+            created_at: now,
+            received_at: now,
+            is_test: 0,
+          });
+        }),
+      );
+    }
+  } finally {
+    await db.destroy();
+  }
+  await ctx.receiver.reset();
+  const first = ctx.receiver.waitFor(1, 60_000);
+  const server = await startGuard(ctx);
+  await first;
+  // CPU from the first receipt on: the server's start-up is not the engine's work.
+  const serverCpu0 = processCpuMs(server.pid);
+  const receiverCpu0 = processCpuMs(ctx.receiver.child.pid ?? 0);
+  const reached = await ctx.receiver.waitFor(n, 600_000);
+  const serverCpuMs = processCpuMs(server.pid) - serverCpu0;
+  const receiverCpuUs = (processCpuMs(ctx.receiver.child.pid ?? 0) - receiverCpu0) * 1000;
+  await server.stop('SIGTERM');
+  return {
+    perS: (n - 1) / ((reached.lastUs - reached.firstUs) / 1e6),
+    serverCpuUsPerDelivery: (serverCpuMs * 1000) / n,
+    receiverCpuUsPerDelivery: receiverCpuUs / n,
+  };
+}
+
 /** (d) SDK verify ops/s, ours vs standardwebhooks, interleaved rounds. */
 function sdkVerify(sampleBody: string, iterations: number, rounds: number) {
   const envelope = JSON.parse(sampleBody) as { timestamp: string };
@@ -478,6 +544,9 @@ async function main(): Promise<void> {
     const raw2 = await rawLoop(c, n, warm.sampleBody);
     const raw = raw1.perS >= raw2.perS ? raw1 : raw2;
 
+    console.log(`(e) the delivery engine alone: a backlog of ${fmt(n)} signals …`);
+    const e = await backlogDrain(c, n);
+
     console.log('(d) SDK verify …');
     const d = sdkVerify(warm.sampleBody, iterations, rounds);
     const load1 = os.loadavg();
@@ -496,6 +565,14 @@ async function main(): Promise<void> {
         `${ratioA.toFixed(2)}×`,
         `≥ ${GOAL_RATIO_RAW}× raw and ≥ ${fmt(GOAL_DELIVERIES_PER_S)}/s`,
         passA ? 'PASS' : 'MISS',
+      ],
+      [
+        `deliveries/s, engine alone (backlog of ${fmt(n)})`,
+        fmt(e.perS),
+        `${fmt(raw.perS)} raw undici`,
+        `${(e.perS / raw.perS).toFixed(2)}×`,
+        '(information)',
+        '',
       ],
       [`latency p50 @ ${rate} signals/s`, `${b.p50.toFixed(1)} ms`, '', '', '', ''],
       [
@@ -553,6 +630,10 @@ async function main(): Promise<void> {
       `    CPU budget at ${GOAL_RATIO_RAW}× raw (${fmt(target)}/s on ${cores} cores): ${fmt(budgetUs)} µs per delivery for everything; ` +
         `the raw POST alone (client + receiver) uses ${fmt(rawPartUs)} µs, leaving ${fmt(budgetUs - rawPartUs)} µs for the ` +
         `ingest client, the API request, and the persisted outbox, claim and outcome`,
+    );
+    console.log(
+      `(e) backlog drained at ${fmt(e.perS)}/s (first to last receipt); CPU per delivery: server ${fmt(e.serverCpuUsPerDelivery)} µs ` +
+        `(claim, sign, POST, outcome), receiver ${fmt(e.receiverCpuUsPerDelivery)} µs`,
     );
     console.log(
       `(d) ${rounds} interleaved rounds × ${fmt(iterations)} iterations each (after one warm-up round); body ${d.bodyBytes} bytes`,
