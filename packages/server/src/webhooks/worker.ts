@@ -108,6 +108,7 @@ export class DeliveryWorker {
   private ticking = false;
   private tickAgain = false;
   private timer: NodeJS.Timeout | undefined;
+  private woken: NodeJS.Immediate | undefined;
   private readonly endpoints = new Map<string, CachedEndpoint>();
   private readonly outcomes: Outcome[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
@@ -143,13 +144,23 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
+    if (this.woken) clearImmediate(this.woken);
     if (this.inflight > 0) await new Promise<void>((resolve) => this.idle.add(resolve));
     await this.flushOutcomes();
   }
 
-  /** New work exists (a signal was created, a delivery redelivered): claim now. */
+  /**
+   * New work or a free slot (a signal was created, a delivery redelivered, an attempt
+   * answered): claim once the current turn of the event loop is done, so that everything
+   * that happened in it is claimed together (setImmediate: a timer would wait ≥ 1 ms).
+   */
   wake(): void {
-    if (this.running) this.schedule(0);
+    if (!this.running || this.woken) return;
+    this.woken = setImmediate(() => {
+      this.woken = undefined;
+      void this.tick();
+    });
+    this.woken.unref();
   }
 
   private schedule(ms: number): void {
