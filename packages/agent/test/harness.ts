@@ -205,7 +205,8 @@ export function startCli(args: string[], options: RunOptions = {}): RunningCli {
   return watch(child, t0, options.timeoutMs);
 }
 
-function watch(child: ChildProcess, t0: number, timeoutMs = 120_000): RunningCli {
+/** Collects a started child's output and exit into a RunResult (SIGKILL after `timeoutMs`). */
+export function watch(child: ChildProcess, t0: number, timeoutMs = 120_000): RunningCli {
   let exited = false;
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];

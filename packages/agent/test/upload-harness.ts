@@ -18,7 +18,7 @@ import { promisify } from 'node:util';
 import { loadServerConfig } from '../../server/src/config.ts';
 import { type RunningServer, startServer } from '../../server/src/server.ts';
 import { runSetup, type SetupResult } from '../../server/src/setup.ts';
-import { BIN, childEnv, type Home, type RunResult } from './harness.ts';
+import { BIN, childEnv, type Home, type RunResult, watch } from './harness.ts';
 
 const execFileP = promisify(execFile);
 
@@ -130,29 +130,7 @@ export function startAgent(
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   if (options.stdin !== undefined) child.stdin?.end(options.stdin);
-  const stdout: Buffer[] = [];
-  const stderr: Buffer[] = [];
-  child.stdout?.on('data', (d: Buffer) => stdout.push(d));
-  child.stderr?.on('data', (d: Buffer) => stderr.push(d));
-  const result = new Promise<RunResult>((ok, fail) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      fail(e);
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      ok({
-        code,
-        signal,
-        stdout: Buffer.concat(stdout).toString('utf8'),
-        stderr: Buffer.concat(stderr).toString('utf8'),
-        pid: child.pid as number,
-        ms: Date.now() - t0,
-      });
-    });
-  });
-  return { child, pid: child.pid as number, result };
+  return watch(child, t0, options.timeoutMs);
 }
 
 export function runAgent(
@@ -175,25 +153,7 @@ export function startAgentUnderShell(args: string[], pidFile: string, env: Recor
     env: childEnv({ ...NO_PROXY_ENV, ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const stdout: Buffer[] = [];
-  const stderr: Buffer[] = [];
-  child.stdout?.on('data', (d: Buffer) => stdout.push(d));
-  child.stderr?.on('data', (d: Buffer) => stderr.push(d));
-  const result = new Promise<RunResult>((ok) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      ok({
-        code,
-        signal,
-        stdout: Buffer.concat(stdout).toString('utf8'),
-        stderr: Buffer.concat(stderr).toString('utf8'),
-        pid: child.pid as number,
-        ms: Date.now() - t0,
-      });
-    });
-  });
-  return { child, pid: child.pid as number, result };
+  return watch(child, t0);
 }
 
 export function enrollArgs(home: Home, url: string, tokenFile: string): string[] {

@@ -9,8 +9,8 @@ import { enrollAgent } from '../enrollment/enroll.ts';
 import { previousEnrollment } from '../enrollment/store.ts';
 import { readToken, type TokenSource } from '../enrollment/token.ts';
 import { AgentError } from '../errors.ts';
-import { createAgents, destroyAgents, normaliseBaseUrl, realSleep, userAgent } from '../http-client.ts';
-import { proxySettings } from '../proxy-settings.ts';
+import { normaliseBaseUrl } from '../http-client.ts';
+import { withCommandHttp } from './http.ts';
 
 export interface EnrollFlags {
   url: string;
@@ -39,28 +39,18 @@ export async function runEnroll(ctx: CommandContext, flags: EnrollFlags, stdin: 
   const config = await ctx.loadConfig();
   const token = await readToken(source, stdin);
   const before = await previousEnrollment(config.stateDir);
-  const agents = createAgents(proxySettings(ctx.env));
-  try {
-    const { enrollment } = await enrollAgent({
+  const { enrollment } = await withCommandHttp(ctx, (http) =>
+    enrollAgent({
       url: flags.url,
       token,
       hostname: os.hostname(),
       environment: config.environment,
       agentVersion: ctx.version,
       stateDir: config.stateDir,
-      http: {
-        agents,
-        userAgent: userAgent(ctx.version),
-        now: ctx.now,
-        sleep: realSleep,
-        random: Math.random,
-        notice: (line) => ctx.stderr.write(`guard-agent: ${line}\n`),
-      },
-    });
-    if (before && before.agent_id !== enrollment.agent_id)
-      ctx.stderr.write(`guard-agent: replaced the previous enrolment (agent_id=${before.agent_id})\n`);
-    ctx.stdout.write(`enrolled agent_id=${enrollment.agent_id} tenant_id=${enrollment.tenant_id}\n`);
-  } finally {
-    destroyAgents(agents);
-  }
+      http,
+    }),
+  );
+  if (before && before.agent_id !== enrollment.agent_id)
+    ctx.stderr.write(`guard-agent: replaced the previous enrolment (agent_id=${before.agent_id})\n`);
+  ctx.stdout.write(`enrolled agent_id=${enrollment.agent_id} tenant_id=${enrollment.tenant_id}\n`);
 }

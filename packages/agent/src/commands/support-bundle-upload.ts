@@ -5,30 +5,14 @@
 import { resolve } from 'node:path';
 import { uploadBundle } from '../bundle/upload.ts';
 import type { CommandContext } from '../context.ts';
-import { createAgents, destroyAgents, realSleep, userAgent } from '../http-client.ts';
-import { proxySettings } from '../proxy-settings.ts';
+import { withCommandHttp } from './http.ts';
 
 export async function runUpload(ctx: CommandContext, bundle: string): Promise<void> {
   const config = await ctx.loadConfig();
-  const agents = createAgents(proxySettings(ctx.env));
-  try {
-    const result = await uploadBundle({
-      path: resolve(ctx.cwd, bundle),
-      stateDir: config.stateDir,
-      progress: ctx.progress,
-      http: {
-        agents,
-        userAgent: userAgent(ctx.version),
-        now: ctx.now,
-        sleep: realSleep,
-        random: Math.random,
-        notice: (line) => ctx.stderr.write(`guard-agent: ${line}\n`),
-      },
-    });
-    ctx.stdout.write(
-      `bundle_id=${result.bundle_id}\nobject_key=${result.object_key}\nuploaded_at=${result.uploaded_at}\n`,
-    );
-  } finally {
-    destroyAgents(agents);
-  }
+  const result = await withCommandHttp(ctx, (http) =>
+    uploadBundle({ path: resolve(ctx.cwd, bundle), stateDir: config.stateDir, progress: ctx.progress, http }),
+  );
+  ctx.stdout.write(
+    `bundle_id=${result.bundle_id}\nobject_key=${result.object_key}\nuploaded_at=${result.uploaded_at}\n`,
+  );
 }
