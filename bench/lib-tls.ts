@@ -6,12 +6,13 @@
 
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
+import type net from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
+import { makeTestTls } from '../packages/server/test/loopback.ts';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const SERVER_BIN = join(ROOT, 'packages/server/bin/guard-server');
@@ -32,60 +33,12 @@ export interface TestPki {
   keyPem: string;
 }
 
-/** A P-256 test CA and a server certificate for DNS:localhost and IP:127.0.0.1, valid 2 days. */
-export function createTestPki(dir: string): TestPki {
-  const p = (name: string) => join(dir, name);
-  const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  writeFileSync(
-    p('server.ext'),
-    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n' +
-      'subjectAltName=DNS:localhost,IP:127.0.0.1\n',
-  );
-  ssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', p('ca.key'));
-  ssl(
-    'req',
-    '-x509',
-    '-new',
-    '-key',
-    p('ca.key'),
-    '-sha256',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=guard test CA',
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign,cRLSign',
-    '-out',
-    p('ca.pem'),
-  );
-  ssl('ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', p('server.key'));
-  ssl('req', '-new', '-key', p('server.key'), '-subj', '/CN=localhost', '-out', p('server.csr'));
-  ssl(
-    'x509',
-    '-req',
-    '-in',
-    p('server.csr'),
-    '-CA',
-    p('ca.pem'),
-    '-CAkey',
-    p('ca.key'),
-    '-CAcreateserial',
-    '-sha256',
-    '-days',
-    '2',
-    '-extfile',
-    p('server.ext'),
-    '-out',
-    p('server.pem'),
-  );
-  return {
-    caPath: p('ca.pem'),
-    caPem: readFileSync(p('ca.pem'), 'utf8'),
-    certPem: readFileSync(p('server.pem'), 'utf8'),
-    keyPem: readFileSync(p('server.key'), 'utf8'),
-  };
+/** A throw-away test CA and a server certificate for localhost (the server tests' own), the CA also as a file. */
+export async function createTestPki(dir: string): Promise<TestPki> {
+  const tls = await makeTestTls();
+  const caPath = join(dir, 'ca.pem');
+  writeFileSync(caPath, tls.caPem);
+  return { caPath, caPem: tls.caPem, certPem: tls.cert, keyPem: tls.key };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -168,14 +121,7 @@ export async function startReceiver(options: {
 // ---------------------------------------------------------------------------------------
 // The real guard-server
 
-export async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
+export { freePort } from '../packages/server/test/loopback.ts';
 
 export interface SetupJson {
   tenant_id: string;

@@ -505,7 +505,7 @@ async function main(): Promise<void> {
   process.on('exit', cleanup);
   let ctx: Context | undefined;
   try {
-    const pki = createTestPki(dir);
+    const pki = await createTestPki(dir);
     await receiver.start(pki);
     const dataDir = join(dir, 'data');
     const setup = guardSetup(dataDir);

@@ -5,10 +5,8 @@
 
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -453,14 +451,7 @@ export async function partialFiles(dataDir: string): Promise<string[]> {
 // ---------------------------------------------------------------------------------------
 // The real bin/guard-server in a child process
 
-export async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
+export { freePort } from './loopback.ts';
 
 /** `guard-server setup --data-dir DIR --json`: one JSON object on stdout. */
 export async function setupCli(dataDir: string): Promise<SetupResult> {

@@ -14,7 +14,7 @@
 import { execFile } from 'node:child_process';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -27,85 +27,9 @@ import { type RunningServer, startServer } from '../src/server.ts';
 import { runSetup } from '../src/setup.ts';
 import { type ApiResult, addUser, api, enrollAgent, type Loose, sleep } from './harness.ts';
 
-const execFileP = promisify(execFile);
+const _execFileP = promisify(execFile);
 
-// ---------------------------------------------------------------------------------------
-// TLS material
-
-export interface TestTls {
-  /** PEM of the CA that signed `cert`; hand it to the server as a delivery CA. */
-  caPem: string;
-  /** Leaf key and certificate for DNS:localhost, IP:127.0.0.1 and IP:::1. */
-  key: string;
-  cert: string;
-}
-
-/** A fresh CA and a leaf certificate for localhost/127.0.0.1/::1, valid for two days. */
-export async function makeTestTls(): Promise<TestTls> {
-  const dir = await mkdtemp(join(os.tmpdir(), 'guard-webhook-tls-'));
-  try {
-    const p = (name: string) => join(dir, name);
-    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-    await execFileP('openssl', [
-      'req',
-      '-x509',
-      ...ec,
-      '-keyout',
-      p('ca.key'),
-      '-out',
-      p('ca.pem'),
-      '-days',
-      '2',
-      '-subj',
-      '/CN=Guard webhook test CA',
-      '-addext',
-      'basicConstraints=critical,CA:TRUE',
-      '-addext',
-      'keyUsage=critical,keyCertSign,cRLSign',
-    ]);
-    await execFileP('openssl', [
-      'req',
-      ...ec,
-      '-keyout',
-      p('leaf.key'),
-      '-out',
-      p('leaf.csr'),
-      '-subj',
-      '/CN=localhost',
-    ]);
-    await writeFile(
-      p('leaf.ext'),
-      [
-        'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
-        'basicConstraints=critical,CA:FALSE',
-        'keyUsage=critical,digitalSignature',
-        'extendedKeyUsage=serverAuth',
-        '',
-      ].join('\n'),
-    );
-    await execFileP('openssl', [
-      'x509',
-      '-req',
-      '-in',
-      p('leaf.csr'),
-      '-CA',
-      p('ca.pem'),
-      '-CAkey',
-      p('ca.key'),
-      '-CAcreateserial',
-      '-out',
-      p('leaf.pem'),
-      '-days',
-      '2',
-      '-extfile',
-      p('leaf.ext'),
-    ]);
-    const [caPem, key, cert] = await Promise.all(['ca.pem', 'leaf.key', 'leaf.pem'].map((f) => readFile(p(f), 'utf8')));
-    return { caPem, key, cert };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+export { makeTestTls, type TestTls } from './loopback.ts';
 
 // ---------------------------------------------------------------------------------------
 // Clock and server

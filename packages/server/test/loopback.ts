@@ -1,0 +1,97 @@
+// Loopback test support without dependencies (used by the server's test harnesses and by
+// bench/): a free TCP port, and throw-away TLS material from the openssl CLI — a fresh CA and a
+// leaf certificate for localhost, so nothing that expires or a private key is checked in.
+
+import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const execFileP = promisify(execFile);
+
+export async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+export interface TestTls {
+  /** PEM of the CA that signed `cert`; hand it to the server as a delivery CA. */
+  caPem: string;
+  /** Leaf key and certificate for DNS:localhost, IP:127.0.0.1 and IP:::1. */
+  key: string;
+  cert: string;
+}
+
+/** A fresh CA and a leaf certificate for localhost/127.0.0.1/::1, valid for two days. */
+export async function makeTestTls(): Promise<TestTls> {
+  const dir = await mkdtemp(join(os.tmpdir(), 'guard-webhook-tls-'));
+  try {
+    const p = (name: string) => join(dir, name);
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    await execFileP('openssl', [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      p('ca.key'),
+      '-out',
+      p('ca.pem'),
+      '-days',
+      '2',
+      '-subj',
+      '/CN=Guard webhook test CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ]);
+    await execFileP('openssl', [
+      'req',
+      ...ec,
+      '-keyout',
+      p('leaf.key'),
+      '-out',
+      p('leaf.csr'),
+      '-subj',
+      '/CN=localhost',
+    ]);
+    await writeFile(
+      p('leaf.ext'),
+      [
+        'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
+        'basicConstraints=critical,CA:FALSE',
+        'keyUsage=critical,digitalSignature',
+        'extendedKeyUsage=serverAuth',
+        '',
+      ].join('\n'),
+    );
+    await execFileP('openssl', [
+      'x509',
+      '-req',
+      '-in',
+      p('leaf.csr'),
+      '-CA',
+      p('ca.pem'),
+      '-CAkey',
+      p('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      p('leaf.pem'),
+      '-days',
+      '2',
+      '-extfile',
+      p('leaf.ext'),
+    ]);
+    const [caPem, key, cert] = await Promise.all(['ca.pem', 'leaf.key', 'leaf.pem'].map((f) => readFile(p(f), 'utf8')));
+    return { caPem, key, cert };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
