@@ -36,6 +36,9 @@ import { parseArgs } from 'node:util';
 import { constructEvent, sign, verifySignature } from '@guard/webhooks';
 import { Webhook } from 'standardwebhooks';
 import { Pool } from 'undici';
+import { openDatabase } from '../packages/server/src/db/index.ts';
+import { SignalOutbox } from '../packages/server/src/signals/outbox.ts';
+import { type CreateSignal, signalFromAgent } from '../packages/server/src/signals/routes.ts';
 import {
   ApiClient,
   createTestPki,
@@ -348,44 +351,20 @@ async function rawLoop(ctx: Context, n: number, sampleBody: string) {
 
 /** (e) backlog drain: N signals written while the server is stopped, then delivered. */
 async function backlogDrain(ctx: Context, n: number) {
-  const { openDatabase } = await import('../packages/server/src/db/index.ts');
-  const { SignalOutbox } = await import('../packages/server/src/signals/outbox.ts');
-  const { timeOrderedId } = await import('../packages/server/src/ids.ts');
   const db = await openDatabase(ctx.dataDir);
   try {
-    const agent = await db
+    const row = await db
       .selectFrom('agents')
       .select(['id', 'tenant_id', 'hostname', 'environment'])
       .executeTakeFirstOrThrow();
+    const agent = { agentId: row.id, tenantId: row.tenant_id, hostname: row.hostname, environment: row.environment };
     const outbox = new SignalOutbox(db);
     const now = new Date().toISOString();
     for (let i = 0; i < n; i += 256) {
       await Promise.all(
-        Array.from({ length: Math.min(256, n - i) }, (_, k) => {
-          const body = signalBody(i + k) as {
-            signal_type: string;
-            severity: number;
-            description: string;
-            identity_id: string;
-            identity_name: string;
-          };
-          return outbox.write({
-            id: timeOrderedId('sig'),
-            tenant_id: agent.tenant_id,
-            agent_id: agent.id,
-            server_id: agent.id,
-            server_name: agent.hostname,
-            signal_type: body.signal_type,
-            severity: body.severity,
-            description: body.description,
-            identity_id: body.identity_id,
-            identity_name: body.identity_name,
-            environment: agent.environment,
-            created_at: now,
-            received_at: now,
-            is_test: 0,
-          });
-        }),
+        Array.from({ length: Math.min(256, n - i) }, (_, k) =>
+          outbox.write(signalFromAgent(agent, signalBody(i + k) as CreateSignal, now)),
+        ),
       );
     }
   } finally {

@@ -5,7 +5,7 @@
 import { ApiErrorBody } from '@guard/contract';
 import type { FastifyInstance } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { requireAgent, requireUser } from '../auth/principal.ts';
+import { type Principal, requireAgent, requireUser } from '../auth/principal.ts';
 import type { SignalTable } from '../db/tables.ts';
 import type { AppDeps } from '../deps.ts';
 import { notFound } from '../errors.ts';
@@ -29,7 +29,7 @@ export const CreateSignal = Type.Object(
   },
   { additionalProperties: false },
 );
-type CreateSignal = Static<typeof CreateSignal>;
+export type CreateSignal = Static<typeof CreateSignal>;
 
 export const SignalView = Type.Object({
   signal_id: Type.String(),
@@ -63,6 +63,32 @@ export function signalView(s: SignalTable) {
   };
 }
 
+type AgentPrincipal = Extract<Principal, { kind: 'agent' }>;
+
+/** The signal row an agent's POST /v1/signals creates: server id, name and environment come from its enrolment. */
+export function signalFromAgent(
+  agent: Pick<AgentPrincipal, 'agentId' | 'tenantId' | 'hostname' | 'environment'>,
+  body: CreateSignal,
+  now: string,
+): SignalTable {
+  return {
+    id: timeOrderedId('sig'),
+    tenant_id: agent.tenantId,
+    agent_id: agent.agentId,
+    server_id: agent.agentId,
+    server_name: agent.hostname,
+    signal_type: body.signal_type,
+    severity: body.severity,
+    description: body.description,
+    identity_id: body.identity_id,
+    identity_name: body.identity_name,
+    environment: body.environment ?? agent.environment,
+    created_at: body.created_at ? new Date(body.created_at).toISOString() : now,
+    received_at: now,
+    is_test: 0,
+  };
+}
+
 export async function signalRoutes(
   app: FastifyInstance,
   deps: AppDeps & { wakeDeliveries: () => void },
@@ -83,24 +109,7 @@ export async function signalRoutes(
     },
     async (req, reply) => {
       const agent = requireAgent(req);
-      const body = req.body as CreateSignal;
-      const now = deps.now().toISOString();
-      const signal: SignalTable = {
-        id: timeOrderedId('sig'),
-        tenant_id: agent.tenantId,
-        agent_id: agent.agentId,
-        server_id: agent.agentId,
-        server_name: agent.hostname,
-        signal_type: body.signal_type,
-        severity: body.severity,
-        description: body.description,
-        identity_id: body.identity_id,
-        identity_name: body.identity_name,
-        environment: body.environment ?? agent.environment,
-        created_at: body.created_at ? new Date(body.created_at).toISOString() : now,
-        received_at: now,
-        is_test: 0,
-      };
+      const signal = signalFromAgent(agent, req.body as CreateSignal, deps.now().toISOString());
       const deliveries = (await deps.outbox.write(signal)).length;
       if (deliveries > 0) deps.wakeDeliveries();
       return reply.code(201).send({ signal_id: signal.id, deliveries });
