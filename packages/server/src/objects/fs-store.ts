@@ -80,7 +80,7 @@ export class FsObjectStore implements ObjectStore {
   }
 
   /** Size and SHA-256 read from the bytes on disk; undefined if the file is gone. */
-  async hash(path: string): Promise<ObjectExpectation | undefined> {
+  private async hash(path: string): Promise<ObjectExpectation | undefined> {
     const hash = createHash('sha256');
     let size = 0;
     try {

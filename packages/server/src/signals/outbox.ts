@@ -49,7 +49,6 @@ export class SignalOutbox {
     }
     const results: ({ ok: true; ids: string[] } | { ok: false; error: unknown })[] = [];
     writeTransaction(this.db, (sql) => {
-      results.length = 0;
       for (const p of batch) {
         sql.db.exec('SAVEPOINT signal');
         try {

@@ -137,7 +137,7 @@ export class DeliveryWorker {
         .where('state', '=', 'delivering')
         .execute();
     this.running = true;
-    this.schedule(0);
+    this.wake();
   }
 
   /** Stops claiming, waits for attempts in flight and writes their outcomes. */
@@ -210,27 +210,28 @@ export class DeliveryWorker {
       ];
       const taking = new Map<string, number>();
       const rows: Claimed[] = [];
-      const endpoints = new Map<string, CachedEndpoint | undefined>();
-      const endpointErrors = new Map<string, unknown>();
+      // Each endpoint read once per claim: its row (cached secret), or why it could not be read.
+      const endpoints = new Map<string, { endpoint?: CachedEndpoint; error?: unknown }>();
       for (const c of candidates) {
         const busy = (this.inflightByEndpoint.get(c.endpoint_id) ?? 0) + (taking.get(c.endpoint_id) ?? 0);
         if (busy >= perEndpoint) continue;
         const delivery = sql.get<WebhookDeliveryTable>(SQL_LEASE, leaseUntil, c.id, nowIso, nowIso);
         if (!delivery) continue;
         taking.set(c.endpoint_id, (taking.get(c.endpoint_id) ?? 0) + 1);
-        if (!endpoints.has(delivery.endpoint_id)) {
+        let read = endpoints.get(delivery.endpoint_id);
+        if (!read) {
           try {
-            endpoints.set(delivery.endpoint_id, this.endpoint(sql, delivery.endpoint_id));
+            read = { endpoint: this.endpoint(sql, delivery.endpoint_id) };
           } catch (error) {
-            endpointErrors.set(delivery.endpoint_id, error);
-            endpoints.set(delivery.endpoint_id, undefined);
+            read = { error };
           }
+          endpoints.set(delivery.endpoint_id, read);
         }
         rows.push({
           delivery,
           signal: sql.get<SignalTable>('select * from signals where id = ?', delivery.signal_id),
-          endpoint: endpoints.get(delivery.endpoint_id),
-          endpointError: endpointErrors.get(delivery.endpoint_id),
+          endpoint: read.endpoint,
+          endpointError: read.error,
         });
         if (rows.length >= free) break;
       }
@@ -308,8 +309,6 @@ export class DeliveryWorker {
       const counted: string[] = [];
       try {
         await writeTransaction(this.deps.db, (sql) => {
-          counted.length = 0;
-          toDisable.clear();
           for (const o of batch) {
             const outcome = this.recordOutcome(sql, o, now, toDisable);
             if (outcome) counted.push(outcome);
