@@ -7,6 +7,11 @@ export const DELIVERY_HEADER = 'guard-delivery';
 export const TIMESTAMP_HEADER = 'guard-timestamp';
 export const SIGNATURE_PREFIX = 'sha256=';
 export const DEFAULT_TOLERANCE_SECONDS = 300;
+/**
+ * Most entries read from one Guard-Signature list (DESIGN 5, rotation: one per valid secret,
+ * newest first). More is refused, so a forged header cannot make a receiver do unbounded work.
+ */
+export const MAX_SIGNATURE_ENTRIES = 8;
 
 export interface SignalData {
   signal_id: string;
@@ -42,7 +47,10 @@ export type WebhookErrorCode =
   | 'timestamp_too_old'
   | 'timestamp_in_future';
 
-/** Thrown by verify and constructEvent; `code` says what failed, the message says how. */
+/**
+ * Thrown by verify and constructEvent when the request is not to be trusted; `code` says what
+ * failed, the message says how. Answer it with a 4xx.
+ */
 export class WebhookVerificationError extends Error {
   readonly code: WebhookErrorCode;
   constructor(code: WebhookErrorCode, message: string) {
@@ -52,15 +60,84 @@ export class WebhookVerificationError extends Error {
   }
 }
 
+export type WebhookConfigurationErrorCode = 'invalid_secret' | 'invalid_option';
+
+/**
+ * Thrown by verify and constructEvent, before the request is looked at, when the receiver
+ * itself is misconfigured: `invalid_secret` (unset, empty, not a string) or `invalid_option`
+ * (the message names the option). Not a WebhookVerificationError on purpose: let it become a
+ * 5xx, so Guard retries the delivery once the receiver is fixed.
+ */
+export class WebhookConfigurationError extends Error {
+  readonly code: WebhookConfigurationErrorCode;
+  constructor(code: WebhookConfigurationErrorCode, message: string) {
+    super(message);
+    this.name = 'WebhookConfigurationError';
+    this.code = code;
+  }
+}
+
 export type RawBody = string | Uint8Array | ArrayBuffer;
 /** A Fetch `Headers`, or Node's `req.headers` (lowercase keys, possibly arrays). */
 export type HeaderSource = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
 
 export interface ConstructEventOptions {
-  /** How far the signed `timestamp` may be from now, either way. Default 300 s. */
+  /** How far the signed `timestamp` may be from now, either way: a finite number ≥ 0. Default 300 s. */
   toleranceSeconds?: number;
-  /** Clock, for tests. */
+  /** Clock, for tests: returns a valid Date. */
   now?: () => Date;
+}
+
+/** The checked replay window of one constructEvent call. */
+export interface ReplayWindow {
+  toleranceSeconds: number;
+  nowMs: number;
+}
+
+const shown = (value: unknown): string => (typeof value === 'string' ? JSON.stringify(value) : String(value));
+
+/**
+ * Checks the receiver's secret (one, or a list while it rotates) and returns it as a list.
+ * An empty key is refused: anyone can compute an HMAC under it.
+ */
+export function checkSecrets(secret: unknown): readonly string[] {
+  const fail = (why: string): never => {
+    throw new WebhookConfigurationError('invalid_secret', why);
+  };
+  if (secret === undefined || secret === null)
+    fail(
+      `the webhook secret is not set (${secret}): pass the endpoint's whsec_… secret, for example from process.env.GUARD_WEBHOOK_SECRET`,
+    );
+  const list = typeof secret === 'string' ? [secret] : Array.isArray(secret) ? (secret as unknown[]) : undefined;
+  if (list === undefined) return fail(`the webhook secret must be a string or a list of strings, not ${typeof secret}`);
+  if (list.length === 0) fail('the webhook secret list is empty');
+  list.forEach((s, i) => {
+    const which = typeof secret === 'string' ? 'the webhook secret' : `webhook secret [${i}]`;
+    if (typeof s !== 'string')
+      fail(`${which} is ${s === undefined || s === null ? 'not set' : `a ${typeof s}`}, not a string`);
+    if (s === '') fail(`${which} is empty: an empty key would accept a body anyone can sign`);
+  });
+  return list as string[];
+}
+
+/** Checks constructEvent's options and reads the clock once. */
+export function replayWindow(options: ConstructEventOptions | undefined | null): ReplayWindow {
+  const fail = (why: string): never => {
+    throw new WebhookConfigurationError('invalid_option', why);
+  };
+  if (options === undefined || options === null) options = {};
+  if (typeof options !== 'object') return fail(`options must be an object, not ${typeof options}`);
+  const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
+  if (typeof tolerance !== 'number' || !Number.isFinite(tolerance) || tolerance < 0)
+    fail(
+      `options.toleranceSeconds must be a finite number of seconds ≥ 0 (default ${DEFAULT_TOLERANCE_SECONDS}), not ${shown(tolerance)}: anything else would disable the replay window`,
+    );
+  if (options.now !== undefined && typeof options.now !== 'function')
+    fail(`options.now must be a function returning a Date, not ${shown(options.now)}`);
+  const now: unknown = (options.now ?? (() => new Date()))();
+  const nowMs = now instanceof Date ? now.getTime() : Number.NaN;
+  if (!Number.isFinite(nowMs)) fail(`options.now() must return a valid Date, not ${shown(now)}`);
+  return { toleranceSeconds: tolerance, nowMs };
 }
 
 export function headerValue(headers: HeaderSource, name: string): string | undefined {
@@ -72,23 +149,38 @@ export function headerValue(headers: HeaderSource, name: string): string | undef
     const key = Object.keys(record).find((k) => k.toLowerCase() === name);
     value = key === undefined ? undefined : record[key];
   }
-  return Array.isArray(value) ? value[0] : value;
+  // Several header lines are one HTTP list, as Node's req.headers and Fetch's get() join them.
+  return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** Returns the 32 signature bytes of a `sha256=<64 hex>` header, or throws. */
-export function parseSignatureHeader(header: string | undefined): Uint8Array {
+/**
+ * Returns the 32-byte digests of the `sha256=<64 hex>` entries of a Guard-Signature header, or
+ * throws. The header is an HTTP list (DESIGN 5, rotation): one entry outside a rotation, one per
+ * valid secret during one, newest first, separated by `, `. Whitespace around entries and empty
+ * elements are tolerated, entries of other schemes (`v2=…`) are ignored, a malformed `sha256=`
+ * entry or more than MAX_SIGNATURE_ENTRIES entries make the whole header malformed.
+ */
+export function parseSignatureHeader(header: string | undefined): Uint8Array[] {
   if (header === undefined || header === '')
     throw new WebhookVerificationError('missing_signature', 'the Guard-Signature header is missing');
-  const value = header.trim();
-  if (!value.startsWith(SIGNATURE_PREFIX) || !/^[0-9a-fA-F]{64}$/.test(value.slice(SIGNATURE_PREFIX.length)))
-    throw new WebhookVerificationError(
-      'malformed_signature',
-      'the Guard-Signature header must be "sha256=" followed by 64 hex digits',
-    );
-  const hex = value.slice(SIGNATURE_PREFIX.length);
-  const bytes = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  return bytes;
+  const malformed = (why: string): never => {
+    throw new WebhookVerificationError('malformed_signature', `the Guard-Signature header ${why}`);
+  };
+  const digests: Uint8Array[] = [];
+  let entries = 0;
+  for (const element of header.split(',')) {
+    const entry = element.trim();
+    if (entry === '') continue;
+    if (++entries > MAX_SIGNATURE_ENTRIES) malformed(`has more than ${MAX_SIGNATURE_ENTRIES} entries`);
+    if (!entry.startsWith(SIGNATURE_PREFIX)) continue;
+    const hex = entry.slice(SIGNATURE_PREFIX.length);
+    if (!/^[0-9a-fA-F]{64}$/.test(hex)) malformed('has a "sha256=" entry that is not followed by 64 hex digits');
+    const bytes = new Uint8Array(32);
+    for (let i = 0; i < 32; i++) bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+    digests.push(bytes);
+  }
+  if (digests.length === 0) malformed('must be "sha256=" followed by 64 hex digits (or a list of such entries)');
+  return digests;
 }
 
 export function bodyBytes(rawBody: RawBody): Uint8Array {
@@ -127,8 +219,8 @@ const STRING_FIELDS = [
   'created_at',
 ] as const;
 
-/** Parses and checks a verified body; refuses an envelope whose signed timestamp is stale. */
-export function parseEnvelope(bytes: Uint8Array, options: ConstructEventOptions): SignalCreatedEvent {
+/** Parses and checks a verified body; refuses an envelope whose signed timestamp is outside the window. */
+export function parseEnvelope(bytes: Uint8Array, window: ReplayWindow): SignalCreatedEvent {
   let doc: unknown;
   try {
     doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
@@ -156,8 +248,8 @@ export function parseEnvelope(bytes: Uint8Array, options: ConstructEventOptions)
     bad('field data.severity is not an integer from 1 to 5');
   const sent = Date.parse(e.timestamp as string);
   if (Number.isNaN(sent)) bad('field timestamp is not an ISO 8601 time');
-  const tolerance = (options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS) * 1000;
-  const now = (options.now ?? (() => new Date()))().getTime();
+  const tolerance = window.toleranceSeconds * 1000;
+  const now = window.nowMs;
   if (sent < now - tolerance)
     throw new WebhookVerificationError(
       'timestamp_too_old',

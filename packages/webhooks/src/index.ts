@@ -2,6 +2,7 @@
 //
 //   Guard-Signature: sha256=<lowercase hex HMAC-SHA256(key = secret's UTF-8 bytes, message = raw body)>
 //
+// During a secret rotation the header is a list, newest first: `sha256=<new>, sha256=<old>`.
 // The server's signer imports `sign` from here, so sender and receiver share one definition.
 // For edge runtimes (WebCrypto only), import from '@guard/webhooks/web'.
 
@@ -9,11 +10,13 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import {
   bodyBytes,
   type ConstructEventOptions,
+  checkSecrets,
   type HeaderSource,
   headerValue,
   parseEnvelope,
   parseSignatureHeader,
   type RawBody,
+  replayWindow,
   SIGNATURE_HEADER,
   SIGNATURE_PREFIX,
   type SignalCreatedEvent,
@@ -27,30 +30,36 @@ export function sign(rawBody: RawBody, secret: string): string {
   return SIGNATURE_PREFIX + createHmac('sha256', secret).update(bodyBytes(rawBody)).digest('hex');
 }
 
-/**
- * Verifies a Guard-Signature header against the raw body in constant time. `secret` may be a
- * list (during a secret rotation any one may match). Throws WebhookVerificationError.
- */
-export function verifySignature(
-  rawBody: RawBody,
-  header: string | undefined,
-  secret: string | readonly string[],
-): void {
+function verifyChecked(rawBody: RawBody, header: string | undefined, secrets: readonly string[]): void {
   const got = parseSignatureHeader(header);
   const bytes = bodyBytes(rawBody);
   let ok = false;
-  for (const s of typeof secret === 'string' ? [secret] : secret) {
+  for (const s of secrets) {
     const want = createHmac('sha256', s).update(bytes).digest();
-    ok = timingSafeEqual(want, got) || ok; // no early exit: every secret is tried
+    for (const entry of got) ok = timingSafeEqual(want, entry) || ok; // no early exit: every pair is compared
   }
   if (!ok)
     throw new WebhookVerificationError('signature_mismatch', 'the Guard-Signature does not match the body and secret');
 }
 
 /**
+ * Verifies a Guard-Signature header against the raw body in constant time. The header may be a
+ * rotation list (any entry may match); `secret` may be a list too (any one may match). Throws
+ * WebhookConfigurationError for a bad secret, WebhookVerificationError for a bad request.
+ */
+export function verifySignature(
+  rawBody: RawBody,
+  header: string | undefined,
+  secret: string | readonly string[],
+): void {
+  verifyChecked(rawBody, header, checkSecrets(secret));
+}
+
+/**
  * Verifies and parses one delivery: signature over the raw body, then the V1 envelope, then
- * its signed `timestamp` within `toleranceSeconds` (default 300) of now. Deduplicate with the
- * Guard-Delivery header: it is the same for every retry of one delivery.
+ * its signed `timestamp` within `toleranceSeconds` (default 300) of now. The secret and the
+ * options are checked first (WebhookConfigurationError). To deduplicate, use the signed
+ * `data.signal_id` (with `event_type`): the Guard-Delivery header is outside the signature.
  */
 export function constructEvent(
   rawBody: RawBody,
@@ -58,6 +67,8 @@ export function constructEvent(
   secret: string | readonly string[],
   options: ConstructEventOptions = {},
 ): SignalCreatedEvent {
-  verifySignature(rawBody, headerValue(headers, SIGNATURE_HEADER), secret);
-  return parseEnvelope(bodyBytes(rawBody), options);
+  const secrets = checkSecrets(secret);
+  const window = replayWindow(options);
+  verifyChecked(rawBody, headerValue(headers, SIGNATURE_HEADER), secrets);
+  return parseEnvelope(bodyBytes(rawBody), window);
 }
