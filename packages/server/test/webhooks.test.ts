@@ -884,22 +884,72 @@ describe('SSRF guard (webhook-allow-private off)', () => {
     await v6?.close();
   });
 
-  it('accepts loopback, private and metadata URLs at creation but refuses every attempt before connecting, naming the address', async () => {
+  it('refuses non-public IP-literal URLs on create and on edit with 400 blocked_address, naming the range and the development flag', async () => {
     const t = await newTenant(strict);
     const cases: [string, RegExp][] = [
       [receiver.url('/ssrf-v4'), /127\.0\.0\.1.*loopback/],
       [v6.url('/ssrf-v6'), /::1.*loopback/],
       ['https://10.0.0.1/hook', /10\.0\.0\.1.*private/],
-      ['https://169.254.169.254/latest/meta-data/', /169\.254\.169\.254.*link-local/],
-      [receiver.localhostUrl('/ssrf-name'), /localhost \(127\.0\.0\.1\).*loopback/],
+      ['https://169.254.169.254/latest/meta-data/', /169\.254\.169\.254.*metadata/],
       [`https://[::ffff:127.0.0.1]:${receiver.port}/ssrf-mapped`, /loopback/],
       [`https://2130706433:${receiver.port}/ssrf-decimal`, /127\.0\.0\.1.*loopback/],
+      ['https://192.0.2.1/hook', /documentation/],
+      ['https://198.51.100.1/hook', /documentation/],
+      ['https://203.0.113.1/hook', /documentation/],
+      [`https://[::127.0.0.1]:${receiver.port}/ssrf-compat`, /loopback.*embedded as 127\.0\.0\.1/],
+      [`https://[::ffff:0:7f00:1]:${receiver.port}/ssrf-siit`, /loopback.*embedded as 127\.0\.0\.1/],
+      [`https://[2002:7f00:1::]:${receiver.port}/ssrf-6to4`, /loopback.*embedded as 127\.0\.0\.1/],
+    ];
+    // A name is accepted when written (it is checked on every connection): the edits start from one.
+    const named = await createEndpoint(strict, t.adminToken, { url: receiver.localhostUrl('/ssrf-edit') });
+    for (const [url, why] of cases) {
+      const created = await apiCall(strict, 'POST', '/v1/webhooks/endpoints', t.adminToken, { name: 'ssrf', url });
+      assertError(created, 400, 'blocked_address');
+      assert.match(created.json.error.message, why, url);
+      assert.match(created.json.error.message, /--webhook-allow-private/, url);
+      const edited = await apiCall(strict, 'PATCH', `/v1/webhooks/endpoints/${named.id}`, t.adminToken, { url });
+      assertError(edited, 400, 'blocked_address');
+      assert.match(edited.json.error.message, why, url);
+    }
+    const list = await apiCall(strict, 'GET', '/v1/webhooks/endpoints', t.adminToken);
+    assert.deepEqual(
+      list.json.endpoints.map((e: Loose) => e.url),
+      [receiver.localhostUrl('/ssrf-edit')],
+      'nothing was created and the edits changed nothing',
+    );
+    const public4 = await apiCall(strict, 'POST', '/v1/webhooks/endpoints', t.adminToken, {
+      name: 'public literal',
+      url: 'https://93.184.215.14/hook',
+    });
+    assert.equal(public4.status, 201, public4.text);
+    // No signal is ever created for this tenant: nothing is sent to the public address.
+    assert.equal(
+      (await apiCall(strict, 'DELETE', `/v1/webhooks/endpoints/${public4.json.id}`, t.adminToken)).status,
+      204,
+    );
+    // With --webhook-allow-private (the main test server) the same literals are accepted.
+    const dev = await newTenant(server);
+    for (const [url] of cases) {
+      const res = await apiCall(server, 'POST', '/v1/webhooks/endpoints', dev.adminToken, { name: 'dev', url });
+      assert.equal(res.status, 201, `${url}: ${res.text}`);
+      await apiCall(server, 'DELETE', `/v1/webhooks/endpoints/${res.json.id}`, dev.adminToken);
+    }
+  });
+
+  it('refuses every attempt to a name resolving to a non-public address, or to a literal stored before the check, before connecting, naming the address and the development flag', async () => {
+    const t = await newTenant(strict);
+    const cases: [string, RegExp][] = [
+      [receiver.localhostUrl('/ssrf-name'), /localhost \(127\.0\.0\.1\).*loopback/],
+      [receiver.url('/ssrf-legacy-v4'), /127\.0\.0\.1.*loopback/],
+      [v6.url('/ssrf-legacy-v6'), /::1.*loopback/],
+      [`https://[::ffff:0:7f00:1]:${receiver.port}/ssrf-legacy-siit`, /loopback.*embedded as 127\.0\.0\.1/],
     ];
     const endpoints = [];
     for (const [url] of cases) {
-      const res = await apiCall(strict, 'POST', '/v1/webhooks/endpoints', t.adminToken, { name: 'ssrf', url });
-      assert.equal(res.status, 201, `${url} should be accepted at creation (validation is syntactic): ${res.text}`);
-      endpoints.push(res.json.id as string);
+      const e = await createEndpoint(strict, t.adminToken, { url: receiver.localhostUrl('/ssrf-placeholder') });
+      // An endpoint written by an earlier release, before IP literals were checked on write.
+      await strict.deps.db.updateTable('webhook_endpoints').set({ url }).where('id', '=', e.id).execute();
+      endpoints.push(e.id);
     }
     assert.equal((await createSignal(strict, t.agentKey)).deliveries, cases.length);
     for (const [i, id] of endpoints.entries()) {
@@ -916,6 +966,7 @@ describe('SSRF guard (webhook-allow-private off)', () => {
         assert.equal(a.status, null);
         assert.match(a.error, /refused/);
         assert.match(a.error, cases[i][1]);
+        assert.match(a.error, /--webhook-allow-private/);
       }
     }
     assert.deepEqual(

@@ -5,6 +5,7 @@ import {
   HEADERS_MAX_COUNT,
   HEADERS_MAX_TOTAL_BYTES,
   URL_MAX_LENGTH,
+  validateEndpointAddress,
   validateEndpointUrl,
   validateHeaders,
 } from './endpoint-rules.ts';
@@ -63,6 +64,45 @@ describe('validateEndpointUrl', () => {
       `https://${'a'.repeat(64)}.example/`,
     ])
       assert.match(validateEndpointUrl(url) ?? '', /not a valid hostname/, url);
+  });
+});
+
+describe('validateEndpointAddress', () => {
+  it('refuses IP-literal hosts outside the public address space, naming the range and the development flag', () => {
+    for (const [url, why] of [
+      ['https://127.0.0.1:8443/', /127\.0\.0\.1 is a loopback address \(127\.0\.0\.0\/8\)/],
+      ['https://[::1]/', /::1 is a loopback address/],
+      ['https://10.0.0.1/', /private/],
+      ['https://192.0.2.1/', /documentation/],
+      ['https://198.51.100.1/', /documentation/],
+      ['https://203.0.113.1/', /documentation/],
+      ['https://[::127.0.0.1]/', /loopback.*embedded as 127\.0\.0\.1/],
+      ['https://[::ffff:0:7f00:1]/', /loopback.*embedded as 127\.0\.0\.1/],
+      ['https://[2002:7f00:1::]/', /loopback.*embedded as 127\.0\.0\.1/],
+      ['https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/', /Teredo/],
+      ['https://2130706433/', /127\.0\.0\.1 is a loopback/],
+      ['https://0x7f.1/', /127\.0\.0\.1 is a loopback/],
+    ] as const) {
+      const problem = validateEndpointAddress(url, false);
+      assert.ok(problem, url);
+      assert.match(problem, why, url);
+      assert.match(problem, /--webhook-allow-private/, url);
+    }
+  });
+
+  it('leaves names to the connect-time check, and accepts public literals', () => {
+    for (const url of [
+      'https://localhost/',
+      'https://example.com/',
+      'https://93.184.215.14/',
+      'https://[2606:4700::1111]/',
+    ])
+      assert.equal(validateEndpointAddress(url, false), undefined, url);
+  });
+
+  it('accepts every literal when private targets are allowed (development and tests)', () => {
+    for (const url of ['https://127.0.0.1/', 'https://[::1]/', 'https://192.0.2.1/'])
+      assert.equal(validateEndpointAddress(url, true), undefined, url);
   });
 });
 

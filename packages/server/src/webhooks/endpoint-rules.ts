@@ -2,6 +2,7 @@
 // create and on every edit.
 
 import { isIP } from 'node:net';
+import { ALLOW_PRIVATE_HINT, blockedReason } from './ssrf.ts';
 
 export const URL_MAX_LENGTH = 2048;
 export const NAME_MAX_LENGTH = 100;
@@ -50,6 +51,20 @@ export function validateEndpointUrl(raw: string): string | undefined {
   )
     return 'url host is not a valid hostname';
   return undefined;
+}
+
+/**
+ * An IP-literal host must be a public address unless private targets are allowed (DESIGN §5
+ * SSRF guard): refused when written, not only on every attempt. A name is checked on every
+ * connection instead, on the address it resolves to then. Call after validateEndpointUrl.
+ */
+export function validateEndpointAddress(raw: string, allowPrivate: boolean): string | undefined {
+  if (allowPrivate) return undefined;
+  // The URL parser has already normalised 2130706433 and 0x7f.1 to 127.0.0.1.
+  const host = new URL(raw).hostname.replace(/^\[|\]$/g, '');
+  if (!isIP(host)) return undefined;
+  const why = blockedReason(host);
+  return why && `url host ${host} is a ${why}; ${ALLOW_PRIVATE_HINT}`;
 }
 
 export function validateHeaders(headers: Record<string, unknown>): string | undefined {

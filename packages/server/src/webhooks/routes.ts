@@ -15,6 +15,7 @@ import {
   HEADERS_MAX_COUNT,
   NAME_MAX_LENGTH,
   URL_MAX_LENGTH,
+  validateEndpointAddress,
   validateEndpointUrl,
   validateHeaders,
 } from './endpoint-rules.ts';
@@ -110,10 +111,15 @@ function deliveryView(d: WebhookDeliveryTable) {
   };
 }
 
-function checkEndpointInput(body: { url?: string; headers?: Record<string, string> }): void {
+function checkEndpointInput(
+  body: { url?: string; headers?: Record<string, string> },
+  options: { allowPrivate: boolean },
+): void {
   if (body.url !== undefined) {
     const problem = validateEndpointUrl(body.url);
     if (problem) throw badRequest(problem, 'invalid_url');
+    const blocked = validateEndpointAddress(body.url, options.allowPrivate);
+    if (blocked) throw badRequest(blocked, 'blocked_address');
   }
   if (body.headers !== undefined) {
     const problem = validateHeaders(body.headers);
@@ -152,7 +158,7 @@ export async function webhookRoutes(
     async (req, reply) => {
       const user = requireUser(req, ['admin']);
       const body = req.body as Static<typeof CreateEndpoint>;
-      checkEndpointInput(body);
+      checkEndpointInput(body, { allowPrivate: deps.config.webhookAllowPrivate });
       const id = newId('we');
       const secret = newWebhookSecret();
       const now = deps.now().toISOString();
@@ -225,7 +231,7 @@ export async function webhookRoutes(
     async (req) => {
       const user = requireUser(req, ['admin']);
       const body = req.body as Static<typeof UpdateEndpoint>;
-      checkEndpointInput(body);
+      checkEndpointInput(body, { allowPrivate: deps.config.webhookAllowPrivate });
       const existing = await findEndpoint(tenantOf(user), (req.params as { id: string }).id);
       const changes: Partial<WebhookEndpointTable> = { updated_at: deps.now().toISOString() };
       if (body.name !== undefined) changes.name = body.name;
