@@ -6,7 +6,16 @@ import { pipeline } from 'node:stream/promises';
 import { describe, test } from 'node:test';
 import { REDACTED_VALUE, REDACTION_PATTERN } from '@guard/contract/bundle';
 import fc from 'fast-check';
-import { longLineMarker, MAX_LINE_BYTES, RedactStream, redactLine } from './redact.ts';
+import {
+  compileExtraKeys,
+  type KeyRules,
+  longLineMarker,
+  MAX_EXTRA_KEY_CHARS,
+  MAX_EXTRA_KEYS,
+  MAX_LINE_BYTES,
+  RedactStream,
+  redactLine,
+} from './redact.ts';
 
 const FIXTURES = new URL('../../../../testdata/redaction/', import.meta.url);
 const REQUIRED_FIXTURES = [
@@ -30,7 +39,12 @@ interface Redacted {
   pushes: number;
 }
 
-async function redactStream(source: Readable, options: { discard?: boolean } = {}): Promise<Redacted> {
+interface StreamOptions {
+  discard?: boolean;
+  extraKeys?: KeyRules;
+}
+
+async function redactStream(source: Readable, options: StreamOptions = {}): Promise<Redacted> {
   const stream = new RedactStream(options);
   const parts: Buffer[] = [];
   const sink = new Writable({
@@ -44,7 +58,7 @@ async function redactStream(source: Readable, options: { discard?: boolean } = {
 }
 
 /** Writes the chunks straight into a RedactStream (cheaper than a pipeline, for properties). */
-async function redactChunks(chunks: Buffer[], options: { discard?: boolean } = {}): Promise<Redacted> {
+async function redactChunks(chunks: Buffer[], options: StreamOptions = {}): Promise<Redacted> {
   const stream = new RedactStream(options);
   const parts: Buffer[] = [];
   stream.on('data', (chunk: Buffer) => parts.push(chunk));
@@ -500,6 +514,134 @@ describe('RedactStream', () => {
       ),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('extra keys (redaction.extra_keys)', () => {
+  test('a plain name matches the whole key or its last dotted segment, in any case', () => {
+    const rules = compileExtraKeys(['password', 'X-Auth-Key']);
+    const cases: [string, string][] = [
+      ['password=p1 user=bob', 'password=[REDACTED] user=bob'],
+      ['Password="p 2" user=bob', 'Password="[REDACTED]" user=bob'],
+      ['db.PASSWORD=p3', 'db.PASSWORD=[REDACTED]'],
+      ['{"db":{"Password":"p4","user":"bob"}}', '{"db":{"Password":"[REDACTED]","user":"bob"}}'],
+      ['{"x-auth-key":123}', '{"x-auth-key":"[REDACTED]"}'],
+      ['req.X-AUTH-KEY=k5', 'req.X-AUTH-KEY=[REDACTED]'],
+    ];
+    for (const [line, want] of cases) assert.deepEqual(redactLine(line, rules), { line: want, masked: 1 }, line);
+    for (const line of ['password_hint=visible', 'mypassword=visible', 'password.rotated_at=visible', 'x-auth=visible'])
+      assert.deepEqual(redactLine(line, rules), { line, masked: 0 }, line);
+  });
+
+  test('a name with a dot matches the whole key only', () => {
+    const rules = compileExtraKeys(['db.password']);
+    assert.equal(
+      redactLine('db.password=p1 cache.password=visible', rules).line,
+      'db.password=[REDACTED] cache.password=visible',
+    );
+  });
+
+  test('a pattern matches the whole key or its last dotted segment, case-sensitively as written', () => {
+    const rules = compileExtraKeys(['^x-[a-z]+-key$', '^(?i:session)_id$']);
+    const cases: [string, string][] = [
+      ['x-goog-key=k1', 'x-goog-key=[REDACTED]'],
+      ['hdr.x-amz-key=k2', 'hdr.x-amz-key=[REDACTED]'],
+      ['SESSION_id=s3', 'SESSION_id=[REDACTED]'],
+      ['{"Session_id":"s4"}', '{"Session_id":"[REDACTED]"}'],
+    ];
+    for (const [line, want] of cases) assert.deepEqual(redactLine(line, rules), { line: want, masked: 1 }, line);
+    for (const line of ['X-GOOG-KEY=visible', 'y-x-goog-key=visible', 'x-goog-key-id=visible', 'session_ID=visible'])
+      assert.deepEqual(redactLine(line, rules), { line, masked: 0 }, line);
+  });
+
+  test('a pattern with a top-level alternation still has to match the whole key', () => {
+    const rules = compileExtraKeys(['^pin|otp$']);
+    assert.equal(
+      redactLine('pin=1 otp=2 pinned=visible my_otp=visible', rules).line,
+      'pin=[REDACTED] otp=[REDACTED] pinned=visible my_otp=visible',
+    );
+  });
+
+  test("the contract's keys are still masked beside the extra ones", () => {
+    const rules = compileExtraKeys(['password']);
+    assert.deepEqual(redactLine('api_key=a1 password=p2 x_token=t3', rules), {
+      line: 'api_key=[REDACTED] password=[REDACTED] x_token=[REDACTED]',
+      masked: 3,
+    });
+  });
+
+  test('without extra keys nothing beyond the contract is masked', () => {
+    const line = 'password=visible Password=visible {"passwd":"visible"}';
+    assert.deepEqual(redactLine(line), { line, masked: 0 });
+  });
+
+  test('an empty list masks exactly what the contract does', () => {
+    const rules = compileExtraKeys([]);
+    assert.deepEqual(redactLine('password=visible api_key=a1', rules), {
+      line: 'password=visible api_key=[REDACTED]',
+      masked: 1,
+    });
+  });
+
+  test('invalid entries are refused with a message naming the entry', () => {
+    const cases: [readonly string[], RegExp][] = [
+      [[''], /extra_keys\[0\].*empty/],
+      [['ok', '   '], /extra_keys\[1\].*empty/],
+      [['*_password'], /extra_keys\[0\] "\*_password".*neither a key name.*\^\.\.\.\$/],
+      [['pass word'], /"pass word".*neither a key name/],
+      [['password$'], /"password\$".*neither a key name/],
+      [['^password'], /"\^password".*anchored at both ends/],
+      [['^password\\$'], /anchored at both ends/],
+      [['^$'], /"\^\$".*empty key/],
+      [['^(unclosed$'], /"\^\(unclosed\$".*not a valid regular expression/],
+      [['^a)|(b$'], /not a valid regular expression/],
+      [['x'.repeat(MAX_EXTRA_KEY_CHARS + 1)], new RegExp(`is ${MAX_EXTRA_KEY_CHARS + 1} characters long`)],
+      [Array.from({ length: MAX_EXTRA_KEYS + 1 }, (_, i) => `k${i}`), new RegExp(`at most ${MAX_EXTRA_KEYS}`)],
+      [[42 as unknown as string], /extra_keys\[0\]: must be a string/],
+    ];
+    for (const [list, message] of cases) assert.throws(() => compileExtraKeys(list), message, JSON.stringify(list));
+  });
+
+  test('the longest and most numerous entries allowed are accepted', () => {
+    const name = 'k'.repeat(MAX_EXTRA_KEY_CHARS);
+    const rules = compileExtraKeys([name, ...Array.from({ length: MAX_EXTRA_KEYS - 1 }, (_, i) => `^k${i}$`)]);
+    assert.equal(redactLine(`${name}=v k7=w`, rules).line, `${name}=[REDACTED] k7=[REDACTED]`);
+  });
+
+  test('a stream masks extra names in any case, whatever the chunk boundaries', async () => {
+    const clean = 'time=2026-11-20T10:00:00.000Z level=INFO msg="all quiet" n=1\n'.repeat(50);
+    const input = Buffer.from(
+      `${clean}user=bob PassWord=pw_stream_1\n${clean}{"db":{"PASSWORD":"pw_stream_2"}}\n${clean}password_hint=kept_3\n`,
+    );
+    const extraKeys = compileExtraKeys(['password']);
+    for (const chunks of [[input], splitEvery(input, 7), splitEvery(input, 1000)]) {
+      const r = await redactChunks(chunks, { extraKeys });
+      const out = r.out.toString('latin1');
+      assert.ok(!out.includes('pw_stream_'), out);
+      assert.ok(
+        out.includes('PassWord=[REDACTED]') && out.includes('"PASSWORD":"[REDACTED]"') && out.includes('kept_3'),
+      );
+      assert.equal(r.masked, 2);
+      assert.equal(lineCount(r.out), lineCount(input));
+    }
+    const without = await redactChunks([input]);
+    assert.ok(without.out.equals(input));
+  });
+
+  test('a stream masks keys matching an extra pattern on lines without any hint', async () => {
+    const clean = 'time=2026-11-20T10:00:00.000Z level=INFO msg="all quiet" n=1\n'.repeat(50);
+    const input = Buffer.from(
+      `${clean}sig=s_pat_1 x-goog-key=k_pat_2\n${clean}{"hdr":{"x-amz-key":"k_pat_3"}}\n${clean}`,
+    );
+    const extraKeys = compileExtraKeys(['^x-[a-z]+-key$', '^sig$']);
+    for (const chunks of [[input], splitEvery(input, 5), splitEvery(input, 4096)]) {
+      const r = await redactChunks(chunks, { extraKeys });
+      assert.ok(!r.out.toString('latin1').includes('_pat_'), r.out.toString('latin1'));
+      assert.equal(r.masked, 3);
+      assert.equal(lineCount(r.out), lineCount(input));
+    }
+    const discard = await redactChunks([input], { extraKeys, discard: true });
+    assert.deepEqual([discard.masked, discard.pushes], [3, 0]);
   });
 });
 

@@ -8,7 +8,8 @@
 //   JSON           "key": <string | number | literal | object | array>, at any depth
 //   escaped JSON   \"key\":\"v\"  (a JSON document logged inside a string)
 //
-// A key matches when the whole key or its last dotted segment matches the pattern.
+// A key matches when the whole key or its last dotted segment matches the pattern, or one
+// of the operator's extra keys (compileExtraKeys, setting `redaction.extra_keys`).
 //
 // Lines are handled as latin1 strings: one char per byte, so bytes that are not valid UTF-8
 // survive untouched and every syntax character (all ASCII) is found exactly.
@@ -20,7 +21,81 @@ import { REDACTED_VALUE, REDACTION_PATTERN } from '@guard/contract/bundle';
  * Every matching key contains one of these substrings, so a line without any of them needs
  * no regex at all. This is what lets clean log text pass at memory speed.
  */
-const KEY_HINTS = ['_token', '_secret', 'api_key'].map((h) => Buffer.from(h, 'latin1'));
+const KEY_HINTS = ['_token', '_secret', 'api_key'];
+
+/** At most this many `redaction.extra_keys` entries, each at most MAX_EXTRA_KEY_CHARS long. */
+export const MAX_EXTRA_KEYS = 64;
+export const MAX_EXTRA_KEY_CHARS = 128;
+
+/** A plain extra key name: the characters of a slog key. Anything else must be a pattern. */
+const KEY_NAME = /^[A-Za-z0-9_.-]+$/;
+
+const RULES = Symbol('KeyRules');
+
+interface CompiledKeyRules {
+  /** Plain names, lowercased: matched case-insensitively. */
+  names: ReadonlySet<string>;
+  /** Whole-key patterns, `^(?:...)$`, matched as written (case-sensitively). */
+  patterns: readonly RegExp[];
+}
+
+/** Keys masked on top of the contract's pattern; build with compileExtraKeys. Opaque. */
+export type KeyRules = { readonly [RULES]: CompiledKeyRules };
+
+const NO_EXTRA_KEYS: KeyRules = { [RULES]: { names: new Set(), patterns: [] } };
+
+/**
+ * Compiles the operator's `redaction.extra_keys`: each entry is either a key name (letters,
+ * digits, `_`, `-`, `.`), matched case-insensitively, or a pattern anchored at both ends
+ * (`^...$`), matched case-sensitively against the whole key (write `(?i:...)` inside it to
+ * ignore case). Like the contract's pattern, a rule matches the whole key or its last dotted
+ * segment. An entry that is neither (empty, unanchored with other characters such as `*`,
+ * an invalid regular expression, too long), or a list that is too long, throws an Error
+ * naming the entry.
+ */
+export function compileExtraKeys(list: readonly string[]): KeyRules {
+  if (!Array.isArray(list)) throw new Error('redaction.extra_keys must be a list of key names or ^...$ patterns');
+  if (list.length > MAX_EXTRA_KEYS)
+    throw new Error(`redaction.extra_keys has ${list.length} entries; at most ${MAX_EXTRA_KEYS} are allowed`);
+  const names = new Set<string>();
+  const patterns: RegExp[] = [];
+  for (const [i, entry] of list.entries()) {
+    const fail = (why: string): never => {
+      const shown =
+        typeof entry === 'string' ? ` ${JSON.stringify(entry.length > 60 ? `${entry.slice(0, 60)}…` : entry)}` : '';
+      throw new Error(`redaction.extra_keys[${i}]${shown}: ${why}`);
+    };
+    if (typeof entry !== 'string') fail('must be a string');
+    if (entry.trim() === '') fail('is empty');
+    if (entry.length > MAX_EXTRA_KEY_CHARS)
+      fail(`is ${entry.length} characters long; at most ${MAX_EXTRA_KEY_CHARS} are allowed`);
+    if (entry.startsWith('^')) {
+      if (!endsWithAnchor(entry)) fail('a pattern must be anchored at both ends: ^...$');
+      const body = entry.slice(1, -1);
+      if (body === '') fail('the pattern ^$ matches only an empty key');
+      try {
+        // Compiled alone first: `^a)|(b$` must not turn into a valid but unanchored `^(?:a)|(b)$`.
+        new RegExp(body);
+      } catch (error) {
+        fail(`not a valid regular expression (${(error as Error).message})`);
+      }
+      patterns.push(new RegExp(`^(?:${body})$`));
+    } else if (KEY_NAME.test(entry)) {
+      names.add(entry.toLowerCase());
+    } else {
+      fail('neither a key name (letters, digits, "_", "-", ".") nor a pattern anchored as ^...$');
+    }
+  }
+  return { [RULES]: { names, patterns } };
+}
+
+/** Whether `entry` ends with a `$` that no backslash escapes. */
+function endsWithAnchor(entry: string): boolean {
+  if (entry.length < 2 || !entry.endsWith('$')) return false;
+  let backslashes = 0;
+  for (let i = entry.length - 2; i >= 0 && entry[i] === '\\'; i--) backslashes++;
+  return backslashes % 2 === 0;
+}
 
 /** Longest line the redactor holds in memory; longer lines are replaced (see LONG_LINE). */
 export const MAX_LINE_BYTES = 4 * 1024 * 1024;
@@ -39,10 +114,16 @@ export function longLineMarker(bytes: number): string {
 const CANDIDATE = /(\\?)"((?:[^"\\\n]|\\[^"\n])*?)\1"[ \t]*:[ \t]*|(?<![A-Za-z0-9_.-])([A-Za-z0-9_.-]+)=/g;
 const SPACE = new Set([' ', '\t', '\r', '\f', '\v']);
 
-export function keyMatches(key: string): boolean {
-  if (REDACTION_PATTERN.test(key)) return true;
+/** Whether `key` (or its last dotted segment) matches the contract's pattern or an extra rule. */
+export function keyMatches(key: string, rules: KeyRules = NO_EXTRA_KEYS): boolean {
   const dot = key.lastIndexOf('.');
-  return dot >= 0 && REDACTION_PATTERN.test(key.slice(dot + 1));
+  const last = dot >= 0 ? key.slice(dot + 1) : undefined;
+  if (REDACTION_PATTERN.test(key) || (last !== undefined && REDACTION_PATTERN.test(last))) return true;
+  const { names, patterns } = rules[RULES];
+  if (names.size > 0 && (names.has(key.toLowerCase()) || (last !== undefined && names.has(last.toLowerCase()))))
+    return true;
+  for (const pattern of patterns) if (pattern.test(key) || (last !== undefined && pattern.test(last))) return true;
+  return false;
 }
 
 export interface LineRedaction {
@@ -51,7 +132,7 @@ export interface LineRedaction {
 }
 
 /** Redacts one line (no newline inside). Pure; the unit of the golden and property tests. */
-export function redactLine(text: string): LineRedaction {
+export function redactLine(text: string, rules: KeyRules = NO_EXTRA_KEYS): LineRedaction {
   // A CRLF line's CR belongs to no value: an unterminated quoted secret must not eat it.
   const cr = text.endsWith('\r');
   const line = cr ? text.slice(0, -1) : text;
@@ -63,7 +144,7 @@ export function redactLine(text: string): LineRedaction {
     const jsonKey = m[2];
     const key = jsonKey ?? m[3];
     const valueStart = m.index + m[0].length;
-    if (!keyMatches(key)) {
+    if (!keyMatches(key, rules)) {
       // Keep scanning inside the value (`msg="retry api_key=abc"` carries a pair too), and
       // inside what looked like a JSON key: it may be the text between two slog strings,
       // as in `a="x" api_key=s err=": reset"`.
@@ -168,17 +249,48 @@ function containerEnd(line: string, start: number, escaped: boolean): number {
   return line.length;
 }
 
-/** Whether buf[start, end) contains a key hint; searches that range only. */
-function hasHint(buf: Buffer, start: number, end: number): boolean {
-  const range = buf.subarray(start, end);
-  for (const hint of KEY_HINTS) if (range.indexOf(hint) >= 0) return true;
+/** Whether hay[start, end) contains one of the hints; searches that range only. */
+function hasHint(hay: Buffer, start: number, end: number, hints: readonly Buffer[]): boolean {
+  const range = hay.subarray(start, end);
+  for (const hint of hints) if (range.indexOf(hint) >= 0) return true;
   return false;
+}
+
+/**
+ * buf[0, end) lowercased, byte for byte (lowercasing latin1 keeps every char in latin1 and
+ * every offset in place): where extra names are searched, since they match in any case.
+ */
+function lowerLatin1(buf: Buffer, end: number): Buffer {
+  return Buffer.from(buf.toString('latin1', 0, end).toLowerCase(), 'latin1');
+}
+
+/** Which lines a stream must scan: the ones holding a hint, or all of them. */
+interface LineFilter {
+  hints: readonly Buffer[];
+  /** Search the hints in a lowercased copy: extra names match in any case. */
+  foldCase: boolean;
+  /** Extra patterns can match any key, so no substring rules a line out. */
+  everyLine: boolean;
+}
+
+function lineFilter(rules: KeyRules): LineFilter {
+  const { names, patterns } = rules[RULES];
+  const hints = [...new Set([...KEY_HINTS, ...names])].map((h) => Buffer.from(h, 'latin1'));
+  return { hints, foldCase: names.size > 0, everyLine: patterns.length > 0 };
 }
 
 export interface LineObserver {
   /** Sees every complete line that contains `needle` (before redaction); used to count errors. */
   needle: Buffer;
   onLine(line: Buffer): void;
+}
+
+export interface RedactStreamOptions {
+  /** Count only; push nothing (the scan that decides whether a segment is copied as it is). */
+  discard?: boolean;
+  observer?: LineObserver;
+  /** The operator's `redaction.extra_keys`, masked on top of the contract's pattern. */
+  extraKeys?: KeyRules;
 }
 
 /**
@@ -193,11 +305,15 @@ export class RedactStream extends Transform {
   private skipping = -1;
   private readonly discard: boolean;
   private readonly observer: LineObserver | undefined;
+  private readonly rules: KeyRules;
+  private readonly scope: LineFilter;
 
-  constructor(options: { discard?: boolean; observer?: LineObserver } = {}) {
+  constructor(options: RedactStreamOptions = {}) {
     super({ highWaterMark: 1 << 20 });
     this.discard = options.discard ?? false;
     this.observer = options.observer;
+    this.rules = options.extraKeys ?? NO_EXTRA_KEYS;
+    this.scope = lineFilter(this.rules);
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
@@ -264,50 +380,42 @@ export class RedactStream extends Transform {
     this.out(Buffer.from(longLineMarker(bytes), 'latin1'));
   }
 
-  /** Redacts buf[0, end), which ends at a line boundary (or at the end of the input). */
+  /**
+   * Redacts buf[0, end), which ends at a line boundary (or at the end of the input). Visits
+   * only the lines that hold a hint, found by one search pass per hint over the buffer rather
+   * than per line; everything else is passed on as slices of the input, uncopied.
+   */
   private processLines(buf: Buffer, end: number): void {
     if (this.observer) this.observeLines(buf, end);
-    // Usual path: no line can exceed the limit (the carry holds at most MAX_LINE_BYTES, so
-    // only a longer buffer can contain such a line); visit only the lines holding a hint.
-    if (end <= MAX_LINE_BYTES) {
-      this.processHintedLines(buf, end);
-      return;
-    }
+    const { hints, foldCase, everyLine } = this.scope;
+    const hay = foldCase ? lowerLatin1(buf, end) : buf;
+    // Only a buffer longer than the limit can hold an over-long line (the carry holds at most
+    // MAX_LINE_BYTES): there every line is visited, so that none passes unmeasured.
+    const visitAll = everyLine || end > MAX_LINE_BYTES;
+    const next = visitAll ? [] : hints.map((h) => hay.indexOf(h, 0));
     let copied = 0;
-    let lineStart = 0;
-    while (lineStart < end) {
+    let pos = 0;
+    while (pos < end) {
+      let lineStart = pos;
+      if (!visitAll) {
+        let at = -1;
+        for (let i = 0; i < next.length; i++) {
+          if (next[i] >= 0 && next[i] < pos) next[i] = hay.indexOf(hints[i], pos);
+          if (next[i] >= 0 && next[i] < end && (at < 0 || next[i] < at)) at = next[i];
+        }
+        if (at < 0) break;
+        lineStart = at === pos ? pos : buf.lastIndexOf(10, at - 1) + 1;
+      }
       let lineEnd = buf.indexOf(10, lineStart);
-      if (lineEnd < 0 || lineEnd >= end) lineEnd = end;
+      if (lineEnd < 0 || lineEnd > end) lineEnd = end;
       if (lineEnd - lineStart > MAX_LINE_BYTES) {
         this.out(buf.subarray(copied, lineStart));
         this.emitLongLine(lineEnd - lineStart);
         copied = lineEnd;
-      } else if (hasHint(buf, lineStart, lineEnd)) {
+      } else if (everyLine || !visitAll || hasHint(hay, lineStart, lineEnd, hints)) {
         copied = this.redactLineAt(buf, lineStart, lineEnd, copied);
       }
-      lineStart = lineEnd + 1;
-    }
-    this.out(buf.subarray(copied, end));
-  }
-
-  /**
-   * Redacts buf[0, end) visiting only the lines that hold a key hint: one search pass per
-   * hint over the buffer, instead of three searches per line. Everything else is passed on
-   * as slices of the input, uncopied.
-   */
-  private processHintedLines(buf: Buffer, end: number): void {
-    const next = KEY_HINTS.map((h) => buf.indexOf(h, 0));
-    let copied = 0;
-    for (;;) {
-      let at = -1;
-      for (const n of next) if (n >= 0 && n < end && (at < 0 || n < at)) at = n;
-      if (at < 0) break;
-      const lineStart = at === 0 ? 0 : buf.lastIndexOf(10, at - 1) + 1;
-      let lineEnd = buf.indexOf(10, at);
-      if (lineEnd < 0 || lineEnd > end) lineEnd = end;
-      copied = this.redactLineAt(buf, lineStart, lineEnd, copied);
-      for (let i = 0; i < next.length; i++)
-        if (next[i] >= 0 && next[i] < lineEnd) next[i] = buf.indexOf(KEY_HINTS[i], lineEnd);
+      pos = lineEnd + 1;
     }
     this.out(buf.subarray(copied, end));
   }
@@ -317,7 +425,7 @@ export class RedactStream extends Transform {
    * not yet pushed (from `copied`) and the redacted line; returns the new `copied`.
    */
   private redactLineAt(buf: Buffer, lineStart: number, lineEnd: number, copied: number): number {
-    const { line, masked } = redactLine(buf.toString('latin1', lineStart, lineEnd));
+    const { line, masked } = redactLine(buf.toString('latin1', lineStart, lineEnd), this.rules);
     if (masked === 0) return copied;
     this.out(buf.subarray(copied, lineStart));
     this.out(Buffer.from(line, 'latin1'));
