@@ -130,18 +130,31 @@ export function parseServerArgs(argv: string[]): {
   values: Record<string, string | boolean | undefined>;
   positionals: string[];
 } {
-  const options: Record<string, { type: 'string' | 'boolean' }> = {
+  const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
     config: { type: 'string' },
     json: { type: 'boolean' },
-    help: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'V' },
   };
   for (const s of SETTINGS) options[s.flag] = { type: s.key === 'webhookAllowPrivate' ? 'boolean' : 'string' };
-  try {
-    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-    return { values: values as Record<string, string | boolean | undefined>, positionals };
-  } catch (error) {
-    throw new ConfigError((error as Error).message);
+  // Parsed leniently, then checked token by token, so that every mistake gets our own words
+  // (parseArgs' strict messages speak of its internals).
+  const { values, positionals, tokens } = parseArgs({
+    args: argv,
+    options,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  for (const t of tokens) {
+    if (t.kind !== 'option') continue;
+    const spec = Object.hasOwn(options, t.name) ? options[t.name] : undefined;
+    if (!spec) throw new ConfigError(`unknown option ${t.rawName}`);
+    if (spec.type === 'boolean' && t.value !== undefined) throw new ConfigError(`${t.rawName} takes no value`);
+    if (spec.type === 'string' && (t.value === undefined || (!t.inlineValue && /^-./.test(t.value))))
+      throw new ConfigError(`${t.rawName} needs a value`);
   }
+  return { values: values as Record<string, string | boolean | undefined>, positionals };
 }
 
 export function loadServerConfig(

@@ -1,24 +1,91 @@
-// guard-server entry point.
-//   guard-server [serve] [--data-dir DIR] [--listen HOST:PORT] [--public-url URL] [--webhook-allow-private] [--config FILE]
-//   guard-server setup --data-dir DIR --json
+// guard-server entry point: argv → command → exit code. The only place that ends the process
+// or sets its exit code, always through EXIT_CODES (exit-codes.ts, docs/guard-server.md).
+//   guard-server [serve] [options]          run the service (the default command)
+//   guard-server setup [--json] [options]   headless bootstrap (DESIGN §6)
+//   guard-server [command] --help | --version
 
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, loadServerConfig, parseServerArgs, SETTINGS } from './config.ts';
+import { ConfigError, loadServerConfig, parseServerArgs, SETTINGS, type ServerConfig } from './config.ts';
+import { EXIT_CODES, type ExitName } from './exit-codes.ts';
 import { SERVER_VERSION } from './version.ts';
 
-const HELP = `guard-server ${SERVER_VERSION}
+const COMMANDS = ['serve', 'setup'] as const;
+type Command = (typeof COMMANDS)[number];
+
+/** A command-line mistake: printed with the hint to the command's --help, exit 2. */
+class UsageError extends Error {}
+
+/** Rows of cells as aligned columns: each column as wide as its widest cell, two spaces apart. */
+function columns(rows: string[][], indent = '  '): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  return rows
+    .map((r) => indent + r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]))).join('  '))
+    .join('\n');
+}
+
+const EXIT_LINE = `Exit codes: ${Object.values(EXIT_CODES)
+  .map((e) => `${e.code} ${e.summary}`)
+  .join(', ')}.`;
+
+const SETTINGS_TABLE = columns(
+  SETTINGS.map((s) => [`--${s.flag}`, s.env, s.file, `(${s.default || 'http://<listen address>'})`]),
+);
+
+function help(command: Command | undefined): string {
+  if (command === 'setup') {
+    return `Usage: guard-server setup [--json] [--data-dir DIR] [--config FILE]
+
+Creates a tenant, its first admin and an enrolment token in the data directory (created and
+migrated when needed) and prints them once; the first setup of a data directory also creates
+the vendor support account. Only hashes are stored: nothing can be shown again.
+
+Options:
+${columns([
+  ['--json', 'print one JSON object for scripts (tenant_id, admin_token, enroll_token, ...)'],
+  ['--data-dir DIR', 'the data directory (GUARD_SERVER_DATA_DIR, key data_dir; default ./data)'],
+  ['--config FILE', 'YAML config file (GUARD_SERVER_CONFIG)'],
+  ['-h, --help', 'this help'],
+])}
+
+The settings of serve (guard-server serve --help) are read and checked as for serve, so
+one config file serves both.
+
+${EXIT_LINE}
+Docs: docs/guard-server.md`;
+  }
+  const usage =
+    command === 'serve'
+      ? `Usage: guard-server [serve] [options]
+
+Runs the service: the /v1 API, bundle uploads, webhook delivery. SIGTERM or SIGINT stops it:
+in-flight requests finish, then it exits 0.`
+      : `guard-server ${SERVER_VERSION}: the Guard service
 
 Usage:
-  guard-server [serve] [options]      run the service (default)
-  guard-server setup --json [options] create a tenant, its first admin and an enrolment token; print them as JSON
+${columns([
+  ['guard-server [serve] [options]', 'run the service (the default command)'],
+  ['guard-server setup [--json] [options]', 'create a tenant, its first admin and an enrolment token'],
+  ['guard-server <command> --help', "a command's own help"],
+  ['guard-server --version', 'print the version'],
+])}`;
+  return `${usage}
 
-Options (flag / environment / config-file key, default):
-${SETTINGS.map((s) => `  --${s.flag.padEnd(24)} ${s.env.padEnd(36)} ${s.file} (${s.default || 'http://<listen address>'})`).join('\n')}
-  --config FILE                GUARD_SERVER_CONFIG                  YAML file with the keys above
-  --help
+Settings (flag, environment variable, config-file key, default):
+${SETTINGS_TABLE}
 
-Extra CAs for webhook TLS: NODE_EXTRA_CA_CERTS. Docs: docs/guard-server.md`;
+Options:
+${columns([
+  ['--config FILE', 'YAML file with the config-file keys above (GUARD_SERVER_CONFIG)'],
+  ['-h, --help', 'this help'],
+  ['-V, --version', 'print the version'],
+])}
+
+Flags win over environment variables, which win over the config file. Extra CAs for
+webhook TLS: NODE_EXTRA_CA_CERTS.
+${EXIT_LINE}
+Docs: docs/guard-server.md`;
+}
 
 /** How to run the repository's binaries from the current directory. */
 function bin(which: 'server' | 'agent'): string {
@@ -27,47 +94,104 @@ function bin(which: 'server' | 'agent'): string {
   return rel.startsWith('..') ? path : rel;
 }
 
-async function main(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parseServerArgs>;
-  let config: ReturnType<typeof loadServerConfig>;
+/** Why `listen` failed, in the operator's words; undefined when it was not `listen` that failed. */
+function listenFailure(error: unknown, config: ServerConfig): string | undefined {
+  const e = error as NodeJS.ErrnoException;
+  if (e?.syscall !== 'listen' && e?.syscall !== 'getaddrinfo') return undefined;
+  const address = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  const reasons: Record<string, string> = {
+    EADDRINUSE: 'the address is already in use (is another guard-server running?)',
+    EACCES:
+      config.port < 1024
+        ? 'permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE)'
+        : 'permission denied',
+    EADDRNOTAVAIL: 'the address is not one of this host (check --listen)',
+    ENOTFOUND: 'the host name does not resolve (check --listen)',
+    EAI_AGAIN: 'the host name does not resolve (check --listen)',
+  };
+  return `cannot listen on ${address}: ${reasons[e.code ?? ''] ?? e.message}`;
+}
+
+/** One line for the operator; the stack too when the log level asks for detail. */
+function failure(what: string, error: unknown, config: ServerConfig | undefined): ExitName {
+  process.stderr.write(`guard-server: ${what}: ${(error as Error)?.message ?? String(error)}\n`);
+  if (config && (config.logLevel === 'debug' || config.logLevel === 'trace'))
+    process.stderr.write(`${(error as Error)?.stack ?? ''}\n`);
+  return 'failure';
+}
+
+async function main(argv: string[]): Promise<ExitName | 'running'> {
+  let command: Command | undefined;
+  let config: ServerConfig;
+  let json = false;
   try {
-    parsed = parseServerArgs(argv);
+    const parsed = (() => {
+      try {
+        return parseServerArgs(argv);
+      } catch (error) {
+        // The command, when one was named, points the hint at its own help.
+        command = COMMANDS.find((c) => argv.includes(c));
+        throw error;
+      }
+    })();
+    const [first, ...rest] = parsed.positionals;
+    if (first !== undefined && !(COMMANDS as readonly string[]).includes(first))
+      throw new UsageError(`unknown command "${first}" (commands: ${COMMANDS.join(', ')})`);
+    command = first as Command | undefined;
     if (parsed.values.help) {
-      process.stdout.write(`${HELP}\n`);
-      return 0;
+      process.stdout.write(`${help(command)}\n`);
+      return 'ok';
     }
+    if (parsed.values.version) {
+      process.stdout.write(`guard-server ${SERVER_VERSION}\n`);
+      return 'ok';
+    }
+    if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+    json = parsed.values.json === true;
+    if (json && command !== 'setup') throw new UsageError('--json applies to setup only');
     config = loadServerConfig(parsed.values, process.env, process.cwd());
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`guard-server: ${error.message}\n(run with --help for usage)\n`);
-      return 1;
+    if (error instanceof ConfigError || error instanceof UsageError) {
+      process.stderr.write(
+        `guard-server: ${error.message}\n(run guard-server ${command ? `${command} ` : ''}--help for usage)\n`,
+      );
+      return 'usage';
     }
     throw error;
   }
-  const command = parsed.positionals[0] ?? 'serve';
+
   // Each command loads only what it needs: --help and setup skip the HTTP stack.
   if (command === 'setup') {
-    const [{ openDatabase }, { runSetup }] = await Promise.all([import('./db/index.ts'), import('./setup.ts')]);
-    const db = await openDatabase(config.dataDir);
     try {
-      const result = await runSetup(db, () => new Date());
-      if (parsed.values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-      else {
-        process.stdout.write(`Tenant ${result.tenant_id} created.\n`);
-        for (const [k, v] of Object.entries(result)) process.stdout.write(`  ${k.padEnd(24)} ${v}\n`);
-        process.stdout.write('These secrets are shown once. Keep them safe.\n');
+      const [{ openDatabase }, { runSetup }] = await Promise.all([import('./db/index.ts'), import('./setup.ts')]);
+      const db = await openDatabase(config.dataDir);
+      try {
+        const result = await runSetup(db, () => new Date());
+        if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
+        else {
+          process.stdout.write(`Tenant ${result.tenant_id} created.\n`);
+          for (const [k, v] of Object.entries(result)) process.stdout.write(`  ${k.padEnd(24)} ${v}\n`);
+          process.stdout.write('These secrets are shown once. Keep them safe.\n');
+        }
+      } finally {
+        await db.destroy();
       }
-    } finally {
-      await db.destroy();
+    } catch (error) {
+      return failure('setup failed', error, config);
     }
-    return 0;
+    return 'ok';
   }
-  if (command !== 'serve') {
-    process.stderr.write(`guard-server: unknown command ${command}\n(run with --help for usage)\n`);
-    return 1;
-  }
+
   const { startServer } = await import('./server.ts');
-  const server = await startServer(config);
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer(config);
+  } catch (error) {
+    const listen = listenFailure(error, config);
+    if (listen === undefined) return failure('cannot start', error, config);
+    process.stderr.write(`guard-server: ${listen}\n`);
+    return 'listen';
+  }
   server.app.log.info({ url: server.url, dataDir: config.dataDir }, 'guard-server listening');
   process.stderr.write(
     `\nguard-server ${SERVER_VERSION} is listening on ${server.url}\n` +
@@ -86,14 +210,19 @@ async function main(argv: string[]): Promise<number> {
     stopping = true;
     server.app.log.info({ signal }, 'shutting down');
     server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => process.exit(EXIT_CODES.ok.code),
+      (error) => {
+        server.app.log.error({ err: error }, 'shutdown failed');
+        process.exit(EXIT_CODES.failure.code);
+      },
     );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  return -1; // keep running
+  return 'running';
 }
 
-const code = await main(process.argv.slice(2));
-if (code >= 0) process.exitCode = code;
+const outcome = await main(process.argv.slice(2)).catch((error: unknown) =>
+  failure('unexpected error', error, undefined),
+);
+if (outcome !== 'running') process.exitCode = EXIT_CODES[outcome].code;
