@@ -67,8 +67,11 @@ export interface WebhookServer {
 export async function startWebhookServer(options: {
   caPem: string;
   flags?: Record<string, string | boolean>;
+  /** Start on this data dir (a restart); the caller removes it, close() leaves it. */
+  dataDir?: string;
 }): Promise<WebhookServer> {
-  const dataDir = await mkdtemp(join(os.tmpdir(), 'guard-webhook-data-'));
+  const ownDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? (await mkdtemp(join(os.tmpdir(), 'guard-webhook-data-')));
   const clock = new LiveClock();
   const config = loadServerConfig(
     { 'data-dir': dataDir, listen: '127.0.0.1:0', ...FAST_WEBHOOK_FLAGS, ...options.flags },
@@ -87,7 +90,7 @@ export async function startWebhookServer(options: {
       if (closed) return;
       closed = true;
       await running.close();
-      await rm(dataDir, { recursive: true, force: true });
+      if (ownDir) await rm(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -4,6 +4,10 @@
 // time, and the accelerated retry schedule 0, 200 ms, 400 ms (three attempts).
 
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { constructEvent } from '@guard/webhooks';
 import { isErrorShape, type Loose, sleep, waitFor } from './harness.ts';
@@ -400,6 +404,111 @@ describe('the endpoint API', () => {
     await sleep(100);
     assert.equal(receiver.hitsFor(p).length, 1);
     assert.equal(receiver.hitsFor('/stolen').length, 0);
+  });
+});
+
+describe('custom header values at rest (sealed like the secret)', () => {
+  /** The database file and its WAL, as bytes: what a copy of the data dir gives away. */
+  async function databaseBytes(dataDir: string): Promise<Buffer> {
+    const parts: Buffer[] = [];
+    for (const name of ['guard.db', 'guard.db-wal'])
+      parts.push(await readFile(join(dataDir, name)).catch(() => Buffer.alloc(0)));
+    return Buffer.concat(parts);
+  }
+  const MASK = '\u2022\u2022\u2022\u2022';
+
+  it('keeps header values out of guard.db and its WAL, and deliveries still carry the real values', async () => {
+    const t = await newTenant(server);
+    const p = path('sealed-headers');
+    const token = `Bearer sealed-${randomUUID()}`;
+    const team = `team-${randomUUID()}`;
+    const e = await createEndpoint(server, t.adminToken, {
+      url: receiver.url(p),
+      headers: { Authorization: token, 'X-Team': team },
+    });
+    await createSignal(server, t.agentKey);
+    const [hit] = await receiver.waitForHits(p, 1);
+    assert.equal(hit.headers.authorization, token);
+    assert.equal(hit.headers['x-team'], team);
+    const row = await server.deps.db
+      .selectFrom('webhook_endpoints')
+      .select('headers')
+      .where('id', '=', e.id)
+      .executeTakeFirstOrThrow();
+    assert.ok(!row.headers.includes(token) && !row.headers.includes(team), `stored in clear: ${row.headers}`);
+    const bytes = await databaseBytes(server.dataDir);
+    for (const value of [token, team, token.slice(7)])
+      assert.equal(bytes.indexOf(value), -1, `${value} is in the database files in clear`);
+  });
+
+  it('shows header values to admins and only the names to members, values masked, in every read', async () => {
+    const t = await newTenant(server);
+    const member = await addUserToken(server, t.tenantId, 'member');
+    const token = `Bearer shown-${randomUUID()}`;
+    const e = await createEndpoint(server, t.adminToken, {
+      url: receiver.url(path('masked')),
+      headers: { Authorization: token, 'X-Env': 'prod' },
+    });
+    assert.deepEqual(e.headers, { Authorization: token, 'X-Env': 'prod' }, 'the creating admin sees the values');
+    const admin = [
+      (await apiCall(server, 'GET', `/v1/webhooks/endpoints/${e.id}`, t.adminToken)).json,
+      (await apiCall(server, 'GET', '/v1/webhooks/endpoints', t.adminToken)).json.endpoints[0],
+      (await apiCall(server, 'PATCH', `/v1/webhooks/endpoints/${e.id}`, t.adminToken, { name: 'renamed' })).json,
+    ];
+    for (const view of admin) assert.deepEqual(view.headers, { Authorization: token, 'X-Env': 'prod' });
+    for (const res of [
+      await apiCall(server, 'GET', `/v1/webhooks/endpoints/${e.id}`, member),
+      await apiCall(server, 'GET', '/v1/webhooks/endpoints', member),
+    ]) {
+      assert.equal(res.status, 200, res.text);
+      assert.ok(!res.text.includes(token.slice(7)), `a member reads the value: ${res.text}`);
+      const view = res.json.endpoints?.[0] ?? res.json;
+      assert.deepEqual(view.headers, { Authorization: MASK, 'X-Env': MASK });
+    }
+  });
+
+  it('seals header values an earlier release stored in clear at the next start; reads and deliveries work before and after', async () => {
+    const dataDir = await mkdtemp(join(os.tmpdir(), 'guard-webhook-legacy-'));
+    let s1: WebhookServer | undefined;
+    let s2: WebhookServer | undefined;
+    try {
+      s1 = await startWebhookServer({ caPem: tls.caPem, dataDir });
+      const t = await newTenant(s1);
+      const member = await addUserToken(s1, t.tenantId, 'member');
+      const p = path('legacy-headers');
+      const token = `Bearer legacy-${randomUUID()}`;
+      const e = await createEndpoint(s1, t.adminToken, { url: receiver.url(p) });
+      // The row as a release before sealing wrote it: a JSON object in clear.
+      await s1.deps.db
+        .updateTable('webhook_endpoints')
+        .set({ headers: JSON.stringify({ Authorization: token }) })
+        .where('id', '=', e.id)
+        .execute();
+      const before = await apiCall(s1, 'GET', `/v1/webhooks/endpoints/${e.id}`, t.adminToken);
+      assert.deepEqual(before.json.headers, { Authorization: token });
+      const masked = await apiCall(s1, 'GET', `/v1/webhooks/endpoints/${e.id}`, member);
+      assert.deepEqual(masked.json.headers, { Authorization: MASK });
+      await createSignal(s1, t.agentKey);
+      assert.equal((await receiver.waitForHits(p, 1))[0].headers.authorization, token);
+      await s1.close();
+
+      s2 = await startWebhookServer({ caPem: tls.caPem, dataDir });
+      const row = await s2.deps.db
+        .selectFrom('webhook_endpoints')
+        .select('headers')
+        .where('id', '=', e.id)
+        .executeTakeFirstOrThrow();
+      assert.ok(!row.headers.includes(token.slice(7)), `still in clear after the start: ${row.headers}`);
+      assert.equal((await databaseBytes(dataDir)).indexOf(token.slice(7)), -1, 'the old value lingers in the files');
+      const after = await apiCall(s2, 'GET', `/v1/webhooks/endpoints/${e.id}`, t.adminToken);
+      assert.deepEqual(after.json.headers, { Authorization: token });
+      await createSignal(s2, t.agentKey);
+      assert.equal((await receiver.waitForHits(p, 2))[1].headers.authorization, token);
+    } finally {
+      await s1?.close();
+      await s2?.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -11,6 +11,7 @@ import type { AppDeps } from '../deps.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { timeOrderedId } from '../ids.ts';
 import { BeforeParam, beforeFilter, cursorOf, parseBefore } from '../pagination.ts';
+import { MASKED_HEADER_VALUE, maskHeaders, openHeaders, sealHeaders } from './endpoint-headers.ts';
 import {
   HEADERS_MAX_COUNT,
   NAME_MAX_LENGTH,
@@ -47,7 +48,9 @@ const EndpointView = Type.Object({
   id: Type.String(),
   name: Type.String(),
   url: Type.String(),
-  headers: Type.Record(Type.String(), Type.String()),
+  headers: Type.Record(Type.String(), Type.String(), {
+    description: `custom headers; members read every value as "${MASKED_HEADER_VALUE}", admins the real value`,
+  }),
   enabled: Type.Boolean(),
   disabled_reason: Type.Union([Type.String(), Type.Null()]),
   failing_since: Type.Union([Type.String(), Type.Null()]),
@@ -82,12 +85,13 @@ const DeliveryDetail = Type.Object({ ...DeliveryView.properties, attempt_log: Ty
 const IdParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 const errors = { '4xx': ApiErrorBody };
 
-function endpointView(e: WebhookEndpointTable) {
+/** `headers` are the real values for an admin, masked for anyone else. */
+function endpointView(e: WebhookEndpointTable, headers: Record<string, string>, role: string) {
   return {
     id: e.id,
     name: e.name,
     url: e.url,
-    headers: JSON.parse(e.headers) as Record<string, string>,
+    headers: role === 'admin' ? headers : maskHeaders(headers),
     enabled: e.enabled === 1,
     disabled_reason: e.disabled_reason,
     failing_since: e.failing_since,
@@ -134,6 +138,8 @@ export async function webhookRoutes(
   const { db } = deps;
   const secretKey = deps.masterKey.derive('webhook-secrets');
   const tenantOf = (user: { tenantId: string | null }) => user.tenantId as string;
+  const view = (e: WebhookEndpointTable, role: string) =>
+    endpointView(e, openHeaders(secretKey, e.id, e.headers), role);
   const findEndpoint = async (tenantId: string, id: string) => {
     const row = await db
       .selectFrom('webhook_endpoints')
@@ -167,7 +173,7 @@ export async function webhookRoutes(
         tenant_id: tenantOf(user),
         name: body.name,
         url: body.url,
-        headers: JSON.stringify(body.headers ?? {}),
+        headers: sealHeaders(secretKey, id, body.headers ?? {}),
         secret_sealed: seal(secretKey, secret, id),
         enabled: 1,
         disabled_reason: null,
@@ -176,7 +182,7 @@ export async function webhookRoutes(
         updated_at: now,
       };
       await db.insertInto('webhook_endpoints').values(row).execute();
-      return reply.code(201).send({ ...endpointView(row), secret });
+      return reply.code(201).send({ ...endpointView(row, body.headers ?? {}, user.role), secret });
     },
   );
 
@@ -197,7 +203,7 @@ export async function webhookRoutes(
         .where('tenant_id', '=', tenantOf(user))
         .orderBy('created_at')
         .execute();
-      return { endpoints: rows.map(endpointView) };
+      return { endpoints: rows.map((e) => view(e, user.role)) };
     },
   );
 
@@ -213,7 +219,7 @@ export async function webhookRoutes(
     },
     async (req) => {
       const user = requireUser(req, ['admin', 'member']);
-      return endpointView(await findEndpoint(tenantOf(user), (req.params as { id: string }).id));
+      return view(await findEndpoint(tenantOf(user), (req.params as { id: string }).id), user.role);
     },
   );
 
@@ -236,7 +242,7 @@ export async function webhookRoutes(
       const changes: Partial<WebhookEndpointTable> = { updated_at: deps.now().toISOString() };
       if (body.name !== undefined) changes.name = body.name;
       if (body.url !== undefined) changes.url = body.url;
-      if (body.headers !== undefined) changes.headers = JSON.stringify(body.headers);
+      if (body.headers !== undefined) changes.headers = sealHeaders(secretKey, existing.id, body.headers);
       if (body.enabled !== undefined) {
         changes.enabled = body.enabled ? 1 : 0;
         // Re-enabling starts a fresh health record; disabling by hand says so.
@@ -249,7 +255,7 @@ export async function webhookRoutes(
         .where('id', '=', existing.id)
         .where('tenant_id', '=', existing.tenant_id)
         .execute();
-      return endpointView({ ...existing, ...changes });
+      return view({ ...existing, ...changes }, user.role);
     },
   );
 

@@ -12,6 +12,7 @@ import type { Dispatcher } from 'undici';
 import { type Db, type Statements, writeTransaction } from '../db/index.ts';
 import type { SignalTable, WebhookDeliveryTable, WebhookEndpointTable } from '../db/tables.ts';
 import { timeOrderedUuid } from '../ids.ts';
+import { openHeaders, sealPlaintextHeaders } from './endpoint-headers.ts';
 import { buildAttempt } from './envelope.ts';
 import { type DeliveryResponse, sendDelivery } from './http-client.ts';
 import type { WebhookMetrics } from './metrics.ts';
@@ -128,8 +129,11 @@ export class DeliveryWorker {
   /**
    * Starts polling. With the embedded SQLite database one process owns the data, so leases
    * held by a previous (crashed) run are released at once instead of waiting them out.
+   * Custom header values an earlier release stored in clear are sealed first.
    */
   async start(options: { releaseLeases: boolean }): Promise<void> {
+    const sealed = await sealPlaintextHeaders(this.deps.db, this.deps.secretKey);
+    if (sealed > 0) this.deps.log.info({ endpoints: sealed }, 'sealed custom header values stored in clear');
     if (options.releaseLeases)
       await this.deps.db
         .updateTable('webhook_deliveries')
@@ -473,7 +477,7 @@ export class DeliveryWorker {
       url: row.url,
       enabled: row.enabled === 1,
       secret: open(this.deps.secretKey, row.secret_sealed, id),
-      headers: JSON.parse(row.headers) as Record<string, string>,
+      headers: openHeaders(this.deps.secretKey, id, row.headers),
     };
     this.endpoints.set(id, fresh);
     return fresh;
