@@ -140,6 +140,9 @@ export class HttpStatusError extends Error {
   }
 }
 
+/** An https:// URL whose server answered in plain HTTP (our code, for withTarget's message). */
+export const NOT_TLS_ERROR_CODE = 'ERR_GUARD_NOT_TLS';
+
 /** Transport errors that another try cannot fix (TLS trust, a body that changed length…). */
 const FINAL_NETWORK_CODES = new Set([
   'ERR_HTTP_CONTENT_LENGTH_MISMATCH',
@@ -153,6 +156,8 @@ const FINAL_NETWORK_CODES = new Set([
   'UNABLE_TO_GET_ISSUER_CERT',
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
   'ERR_SSL_WRONG_VERSION_NUMBER',
+  'ERR_SSL_PACKET_LENGTH_TOO_LONG',
+  NOT_TLS_ERROR_CODE,
 ]);
 
 function errorCode(error: unknown): string | undefined {
@@ -204,22 +209,49 @@ export function describeNetworkError(error: unknown): string {
   if (e instanceof AggregateError && e.errors?.length) parts.push(...e.errors.map((x) => x.message));
   else if (e?.message) parts.push(e.message);
   const code = errorCode(e);
-  const text = [...new Set(parts)].join('; ') || String(error);
-  return code && !text.includes(code) ? `${code}: ${text}` : text;
+  // OpenSSL's texts end in a newline: one line per message.
+  const text = clean([...new Set(parts)].join('; ').trim(), 500) || String(error);
+  return code && !text.includes(code) && code !== NOT_TLS_ERROR_CODE ? `${code}: ${text}` : text;
+}
+
+/**
+ * Whether a TLS handshake failed because the server answered in plain HTTP: OpenSSL reads the
+ * start of "HTTP/1.1 400 …" as a TLS record header with a wrong version (or a huge length).
+ * OpenSSL says so only in its message text (node reports a write error as a bare EPROTO).
+ */
+function isPlainHttpAnswer(error: unknown): boolean {
+  const code = errorCode(error);
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') return true;
+  return code === 'EPROTO' && /wrong version number|packet length too long/i.test((error as Error).message ?? '');
 }
 
 function codedError(code: string, message: string, cause?: unknown): Error {
   return Object.assign(new Error(message, { cause }), { code });
 }
 
-/** node:http's tunnel errors do not say where to: the message names the proxy and the target. */
+/**
+ * Errors that do not say where to get a message that does: a proxy's tunnel refused (names the
+ * target), an https:// URL answered in plain HTTP (says so, and what to try; never retried:
+ * another try gets the same answer).
+ */
 function withTarget(error: unknown, target: URL): unknown {
-  if (errorCode(error) !== PROXY_TUNNEL_ERROR_CODE) return error;
-  return codedError(
-    PROXY_TUNNEL_ERROR_CODE,
-    `the proxy did not open a tunnel to ${target.host}: ${(error as Error).message}`,
-    error,
-  );
+  if (errorCode(error) === PROXY_TUNNEL_ERROR_CODE)
+    return codedError(
+      PROXY_TUNNEL_ERROR_CODE,
+      `the proxy did not open a tunnel to ${target.host}: ${(error as Error).message}`,
+      error,
+    );
+  if (target.protocol === 'https:' && isPlainHttpAnswer(error)) {
+    const hint = isLoopbackHost(target.hostname)
+      ? `try http://${target.host}`
+      : 'is the port right? it answered like a plain-HTTP server';
+    return codedError(
+      NOT_TLS_ERROR_CODE,
+      `the server at ${target.origin} did not speak TLS (is the URL's scheme right? ${hint})`,
+      error,
+    );
+  }
+  return error;
 }
 
 // ---------------------------------------------------------------------------------------

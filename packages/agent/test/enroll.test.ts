@@ -3,7 +3,7 @@
 // URL rule (plain http:// only to loopback) as pure functions.
 
 import assert from 'node:assert/strict';
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -13,6 +13,8 @@ import {
   enrollArgs,
   type GuardServer,
   type Loose,
+  NOBODY,
+  openToOthers,
   runAgent,
   startGuardServer,
   startStandIn,
@@ -33,6 +35,9 @@ after(async () => {
 });
 
 const LINE = /^enrolled agent_id=(ag_\S+) tenant_id=(\S+)\n$/;
+
+/** `text` as a literal inside a RegExp. */
+const esc = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 async function home(options: { createStateDir?: boolean } = {}): Promise<Home> {
   return makeHome(join(root, `home-${++n}`), { log: '', config: { environment: 'staging' }, ...options });
@@ -229,6 +234,109 @@ describe('enroll with a service that is down', () => {
     assert.equal(r.code, 1, describeRun(r));
     assert.match(r.stderr, /enroll: connect ECONNREFUSED .*; retrying in/);
     assert.match(r.stderr, /enroll failed: connect ECONNREFUSED .*\(gave up after 4 attempts\)/);
+    assert.equal(await exists(join(h.stateDir, 'enrollment.json')), false);
+  });
+});
+
+describe('enroll checks that it can write state_dir before it sends the token', () => {
+  /** Uses of the setup's enrolment token, as the service counts them. */
+  async function tokenUses(): Promise<number> {
+    const row = await gs.server.deps.db
+      .selectFrom('enrollment_tokens')
+      .select('uses')
+      .where('tenant_id', '=', gs.setup.tenant_id)
+      .executeTakeFirstOrThrow();
+    return row.uses;
+  }
+
+  async function agentCount(): Promise<number> {
+    const rows = await gs.server.deps.db
+      .selectFrom('agents')
+      .select('id')
+      .where('tenant_id', '=', gs.setup.tenant_id)
+      .execute();
+    return rows.length;
+  }
+
+  /** A home that `nobody` can read (config, token), enrolling as `nobody` (as the current user when not root). */
+  async function unprivilegedEnroll(h: Home, file: string) {
+    await openToOthers(h.root);
+    const before = { uses: await tokenUses(), agents: await agentCount(), requests: gs.requests.length };
+    const r = await runAgent(enrollArgs(h, gs.url, file), { unprivileged: true });
+    return { r, before };
+  }
+
+  const ADVICE = 'run enroll as the user the agent runs as; nothing was sent to the service';
+  const cases: [string, (h: Home) => string, (h: Home) => Promise<void>][] = [
+    [
+      'a state_dir the user cannot write',
+      (h) => `state_dir ${h.stateDir} is not writable by this user (permission denied): ${ADVICE}`,
+      (h) => chmod(h.stateDir, 0o555),
+    ],
+    [
+      'a missing state_dir that the user cannot create',
+      (h) => `cannot create output directory ${h.stateDir}: permission denied: ${ADVICE}`,
+      async (h) => {
+        await rm(h.stateDir, { recursive: true });
+        await chmod(h.root, 0o555);
+      },
+    ],
+  ];
+  for (const [name, message, prepare] of cases) {
+    it(`${name}: refused before any request, the token keeps its uses, no agent is created`, async () => {
+      const h = await home();
+      const file = await tokenFile(h, gs.setup.enroll_token);
+      await prepare(h);
+      try {
+        const { r, before } = await unprivilegedEnroll(h, file);
+        assert.equal(r.code, 1, describeRun(r));
+        assert.equal(r.stdout, '');
+        assert.match(r.stderr, new RegExp(`^guard-agent: cannot enrol: ${esc(message(h))}$`, 'm'), describeRun(r));
+        assert.deepEqual(gs.requests.slice(before.requests), [], 'a request reached the server');
+        assert.equal(await tokenUses(), before.uses, 'a use of the enrolment token was consumed');
+        assert.equal(await agentCount(), before.agents, 'an agent was created on the service');
+        assert.equal(await exists(join(h.stateDir, 'enrollment.json')), false);
+        if (await exists(h.stateDir)) assert.deepEqual(await readdir(h.stateDir), [], 'a probe file was left behind');
+      } finally {
+        await chmod(h.root, 0o755);
+      }
+    });
+  }
+
+  it('a state_dir the user owns: the same unprivileged run enrols, leaving only enrollment.json', async () => {
+    const h = await home();
+    if (process.getuid?.() === 0) await chown(h.stateDir, NOBODY.uid, NOBODY.gid);
+    const { r, before } = await unprivilegedEnroll(h, await tokenFile(h, gs.setup.enroll_token));
+    assert.equal(r.code, 0, describeRun(r));
+    assert.match(r.stdout, LINE);
+    assert.equal(await tokenUses(), before.uses + 1);
+    assert.deepEqual(await readdir(h.stateDir), ['enrollment.json']);
+  });
+});
+
+describe('enroll to an https:// URL whose server speaks plain HTTP', () => {
+  it('says the server did not speak TLS and how to fix the URL; not retried, nothing written', async () => {
+    const h = await home();
+    const url = gs.url.replace(/^http:/, 'https:');
+    const requests = gs.requests.length;
+    const r = await runAgent(enrollArgs(h, url, await tokenFile(h, gs.setup.enroll_token)));
+    assert.equal(r.code, 1, describeRun(r));
+    assert.equal(r.stdout, '');
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^guard-agent: enroll failed: the server at ${esc(url)} did not speak TLS \\(is the URL's scheme right\\? try ${esc(gs.url)}\\)$`,
+        'm',
+      ),
+      describeRun(r),
+    );
+    assert.doesNotMatch(
+      r.stderr,
+      /retrying|wrong version number|EPROTO|openssl/i,
+      'not transient: not retried, no raw OpenSSL text',
+    );
+    assert.equal(r.stderr.split('\n').filter((l) => l !== '').length, 1, 'one line');
+    assert.deepEqual(gs.requests.slice(requests), []);
     assert.equal(await exists(join(h.stateDir, 'enrollment.json')), false);
   });
 });

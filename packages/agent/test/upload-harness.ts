@@ -8,12 +8,12 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadServerConfig } from '../../server/src/config.ts';
 import { type RunningServer, startServer } from '../../server/src/server.ts';
@@ -115,16 +115,43 @@ export interface AgentRun {
   result: Promise<RunResult>;
 }
 
+export interface AgentRunOptions {
+  env?: Record<string, string>;
+  stdin?: string;
+  timeoutMs?: number;
+  cwd?: string;
+  /**
+   * Run as the unprivileged user `nobody` (uid/gid 65534) when the tests run as root, so that
+   * file permissions apply as they do to an operator who is not root (root reads and writes
+   * whatever the mode). Run as the current user otherwise, who is not root already.
+   */
+  unprivileged?: boolean;
+}
+
+export const NOBODY = { uid: 65534, gid: 65534 };
+const IS_ROOT = process.getuid?.() === 0;
+
+/** The command prefix that drops to `nobody` (setpriv execs: the PID stays the agent's). */
+function dropPrivileges(unprivileged: boolean | undefined): string[] {
+  if (!unprivileged || !IS_ROOT) return [];
+  return ['setpriv', `--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, '--clear-groups', '--'];
+}
+
 /**
  * Starts bin/guard-agent (sh execs it, and it execs node: the PID is node's, so signals
  * reach the agent itself). `stdin` is written and closed when given; else stdin is /dev/null.
  */
-export function startAgent(
-  args: string[],
-  options: { env?: Record<string, string>; stdin?: string; timeoutMs?: number; cwd?: string } = {},
-): AgentRun {
+export function startAgent(args: string[], options: AgentRunOptions = {}): AgentRun {
   const t0 = Date.now();
-  const child = spawn('sh', ['-c', 'umask 022; exec "$0" "$@"', BIN, ...args], {
+  const [cmd, ...rest] = [
+    ...dropPrivileges(options.unprivileged),
+    'sh',
+    '-c',
+    'umask 022; exec "$0" "$@"',
+    BIN,
+    ...args,
+  ];
+  const child = spawn(cmd as string, rest, {
     cwd: options.cwd ?? os.tmpdir(),
     env: childEnv({ ...NO_PROXY_ENV, ...options.env }),
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
@@ -133,11 +160,17 @@ export function startAgent(
   return watch(child, t0, options.timeoutMs);
 }
 
-export function runAgent(
-  args: string[],
-  options: { env?: Record<string, string>; stdin?: string; timeoutMs?: number; cwd?: string } = {},
-): Promise<RunResult> {
+export function runAgent(args: string[], options: AgentRunOptions = {}): Promise<RunResult> {
   return startAgent(args, options).result;
+}
+
+/** Lets `nobody` reach `dir` and read what is in it: the directory and its parents get o+x, `dir` o+rx. */
+export async function openToOthers(dir: string): Promise<void> {
+  for (let d = dir; d !== dirname(d); d = dirname(d)) {
+    const mode = (await stat(d)).mode & 0o7777;
+    const want = mode | (d === dir ? 0o005 : 0o001);
+    if (want !== mode) await chmod(d, want);
+  }
 }
 
 /**

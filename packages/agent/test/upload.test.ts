@@ -4,9 +4,10 @@
 // files), or against stand-in services of our own whose answers each test scripts.
 
 import assert from 'node:assert/strict';
-import { chmod, copyFile, mkdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, readdir, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { zstdCompressSync } from 'node:zlib';
 import { MAX_ATTEMPTS } from '../src/bundle/retry-policy.ts';
 import {
   AGENT_VERSION,
@@ -22,11 +23,14 @@ import {
   TempDirs,
 } from './harness.ts';
 import {
+  type AgentRunOptions,
   apiGet,
   enrollArgs,
   fakeEnrollment,
   type GuardServer,
   type Loose,
+  NOBODY,
+  openToOthers,
   pack,
   proxyEnv,
   type Recorded,
@@ -59,6 +63,9 @@ after(async () => {
 });
 
 const OUTPUT = /^bundle_id=(\S+)\nobject_key=(\S+)\nuploaded_at=(\S+)\n$/;
+
+/** `text` as a literal inside a RegExp. */
+const esc = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** A fresh agent home with a small log holding one secret. */
@@ -87,6 +94,13 @@ async function collect(home: Home, name = 'bundle.tar.zst'): Promise<string> {
   assert.equal(r.code, 0, describeRun(r));
   assert.equal(r.stdout, `${out}\n`);
   return out;
+}
+
+/** chown -R */
+async function chownTree(path: string, uid: number, gid: number): Promise<void> {
+  await chown(path, uid, gid);
+  if (!(await stat(path)).isDirectory()) return;
+  for (const name of await readdir(path)) await chownTree(join(path, name), uid, gid);
 }
 
 function parseOutput(r: RunResult): { bundle_id: string; object_key: string; uploaded_at: string } {
@@ -196,17 +210,23 @@ describe('refused before any request reaches the service', () => {
   });
 
   /** Runs upload of `file`, expects exit 1 with `message` and no request at the server. */
-  async function refused(file: string, message: RegExp, target: Home = home): Promise<void> {
+  async function refused(
+    file: string,
+    message: RegExp,
+    target: Home = home,
+    options: AgentRunOptions = {},
+  ): Promise<RunResult> {
     const requests = gs.requests.length;
     const uploads = await gs.uploadCount();
     const shaBefore = (await exists(file)) && (await stat(file)).isFile() ? await sha256File(file) : undefined;
-    const r = await runAgent(uploadArgs(target, file));
+    const r = await runAgent(uploadArgs(target, file), options);
     assert.equal(r.code, 1, describeRun(r));
     assert.equal(r.stdout, '');
     assert.match(r.stderr, message, describeRun(r));
     assert.deepEqual(gs.requests.slice(requests), [], 'a request reached the server');
     assert.equal(await gs.uploadCount(), uploads, 'an upload was presigned');
     if (shaBefore) assert.equal(await sha256File(file), shaBefore, 'the local file was modified');
+    return r;
   }
 
   /** A copy of the good bundle, re-packed after `edit` changed its unpacked members. */
@@ -232,11 +252,18 @@ describe('refused before any request reaches the service', () => {
     await refused(f, /is empty/);
   });
 
-  it('an unreadable file', { skip: IS_ROOT && 'root reads files whatever their mode' }, async () => {
-    const f = join(work, 'unreadable.tar.zst');
+  it('an unreadable file (run as an unprivileged user: root reads files whatever their mode)', async () => {
+    // nobody's own agent home: its config and enrolment, a bundle it may not read.
+    const other = await newHome('unreadable');
+    await writeEnrollmentFile(other, fakeEnrollment(gs.url));
+    const f = join(other.root, 'unreadable.tar.zst');
     await copyFile(good, f);
     await chmod(f, 0o000);
-    await refused(f, /cannot be read: permission denied/);
+    if (IS_ROOT) await chownTree(other.root, NOBODY.uid, NOBODY.gid);
+    await openToOthers(other.root);
+    await refused(f, /^guard-agent: bundle file .*unreadable\.tar\.zst cannot be read: permission denied$/m, other, {
+      unprivileged: true,
+    });
   });
 
   it('a truncated bundle', async () => {
@@ -254,10 +281,26 @@ describe('refused before any request reaches the service', () => {
     await refused(f, /is not a readable bundle/);
   });
 
-  it('a file that is not a bundle at all', async () => {
+  it('a file that is not zstd at all: not a Guard bundle', async () => {
     const f = join(work, 'random.tar.zst');
     await writeFile(f, 'this is not a zstd frame\n'.repeat(100));
-    await refused(f, /is not a readable bundle/);
+    const r = await refused(
+      f,
+      /^guard-agent: .*random\.tar\.zst is not a Guard bundle \(not a zstd-compressed tar archive\)$/m,
+    );
+    assert.doesNotMatch(r.stderr, /frame descriptor/i);
+  });
+
+  it('a file shorter than a zstd frame header: not a Guard bundle', async () => {
+    const f = join(work, 'tiny.tar.zst');
+    await writeFile(f, 'ab');
+    await refused(f, /^guard-agent: .*tiny\.tar\.zst is not a Guard bundle \(not a zstd-compressed tar archive\)$/m);
+  });
+
+  it('zstd data that is not a tar archive: not a Guard bundle', async () => {
+    const f = join(work, 'text.tar.zst');
+    await writeFile(f, zstdCompressSync(Buffer.from('just some text, no tar header\n'.repeat(40))));
+    await refused(f, /^guard-agent: .*text\.tar\.zst is not a Guard bundle \(not a zstd-compressed tar archive\)$/m);
   });
 
   it('a bundle without BUNDLE-MANIFEST.json', async () => {
@@ -316,6 +359,27 @@ describe('refused before any request reaches the service', () => {
     await refused(bundle, /enrollment\.json is not valid \(it is not JSON\): re-enroll/, broken);
     await writeEnrollmentFile(broken, { ...fakeEnrollment(gs.url), api_key: '' });
     await refused(bundle, /api_key must be a non-empty string/, broken);
+  });
+
+  it('an enrollment.json whose api_key is malformed: says so locally (re-enroll), never prints it', async () => {
+    const broken = await newHome('malformed-key');
+    const bundle = await collect(broken);
+    for (const apiKey of [
+      'gak_abc.def!',
+      'gak_abc def0123',
+      'gak_\u00e9t\u00e9_0123456',
+      'gak_',
+      `gak_${'x'.repeat(300)}`,
+    ]) {
+      await writeEnrollmentFile(broken, { ...fakeEnrollment(gs.url), api_key: apiKey });
+      const r = await refused(
+        bundle,
+        /^guard-agent: the enrolment .*enrollment\.json is not valid \(its api_key is malformed: not an agent key as the service issues them\): re-enroll: run guard-agent enroll --url BASE_URL --token-file FILE$/m,
+        broken,
+      );
+      assert.ok(!r.stderr.includes(apiKey), 'the key was printed');
+      assert.doesNotMatch(r.stderr, /Authorization|Bearer/);
+    }
   });
 
   it('an enrolled base_url that is plain http:// to a host that is not loopback', async () => {
@@ -552,6 +616,54 @@ describe('against a stand-in service', () => {
     assert.equal(r.code, 1, describeRun(r));
     assert.match(r.stderr, /it asks for a Authorization header, which the PUT never carries/);
     assert.equal(standIn.of('put').length, 0);
+  });
+
+  it('an enrolled https:// base_url whose server speaks plain HTTP: says so, not retried', async () => {
+    const standIn = await startStandIn();
+    try {
+      const url = standIn.url.replace(/^http:/, 'https:');
+      await writeEnrollmentFile(home, fakeEnrollment(url));
+      const r = await runAgent(uploadArgs(home, bundle));
+      assert.equal(r.code, 1, describeRun(r));
+      assert.equal(r.stdout, '');
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `^guard-agent: presign failed: the server at ${esc(url)} did not speak TLS \\(is the URL's scheme right\\? try ${esc(standIn.url)}\\)$`,
+          'm',
+        ),
+      );
+      assert.doesNotMatch(r.stderr, /retrying|wrong version number|EPROTO|openssl/i);
+      assert.equal(r.stderr.split('\n').filter((l) => l !== '').length, 1, 'one line');
+      assert.equal(standIn.requests.length, 0);
+    } finally {
+      await standIn.close();
+    }
+  });
+
+  it('a presigned https:// URL whose server speaks plain HTTP: the PUT says so, not retried', async () => {
+    const storage = await startStandIn(); // plain HTTP, named with https:// by the presign answer
+    try {
+      const put = `${storage.url.replace(/^http:/, 'https:')}/objects/k.tar.zst?X-Sig=1`;
+      const expires = new Date(Date.now() + 15 * 60_000).toISOString();
+      const { r, standIn } = await uploadTo({
+        script: { presign: [{ status: 200, body: { url: put, object_key: 'k.tar.zst', expires_at: expires } }] },
+      });
+      assert.equal(r.code, 1, describeRun(r));
+      const origin = new URL(put).origin;
+      assert.match(
+        r.stderr,
+        new RegExp(
+          `^guard-agent: upload \\(PUT\\) failed: the server at ${esc(origin)} did not speak TLS \\(is the URL's scheme right\\? try ${esc(storage.url)}\\)$`,
+          'm',
+        ),
+      );
+      assert.doesNotMatch(r.stderr, /retrying/);
+      assert.equal(storage.requests.length, 0);
+      assert.equal(standIn.of('register').length, 0);
+    } finally {
+      await storage.close();
+    }
   });
 
   it('a service that cannot be reached: connection errors are retried, then exit 1 naming the step', async () => {

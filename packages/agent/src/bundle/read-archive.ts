@@ -26,6 +26,16 @@ export interface BundleListing {
 
 /** Compressed bytes in flight: three 1 MiB buffers (one being read, two with zstd). */
 const READ_BUFFERS = 3;
+/** Every zstd frame starts with these four bytes (RFC 8878 §3.1.1, 0xFD2FB528 little-endian). */
+const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
+
+/** The file is not a zstd-compressed tar archive at all (as opposed to a damaged one). */
+export class NotABundleError extends Error {
+  constructor() {
+    super('not a zstd-compressed tar archive');
+    this.name = 'NotABundleError';
+  }
+}
 
 /**
  * Sees every raw byte of the file as it is read, in order (upload hashes the whole file in the
@@ -38,8 +48,11 @@ export type RawTap = (chunk: Buffer) => void;
 export async function readBundle(path: string, tap?: RawTap): Promise<BundleListing> {
   const members: ManifestMember[] = [];
   let manifestText: string | undefined;
+  let entries = 0;
+  let notZstd = false;
   const extract = tar.extract();
   extract.on('entry', (header, stream, next) => {
+    entries++;
     const hash = createHash('sha256');
     const chunks: Buffer[] = [];
     let size = 0;
@@ -69,7 +82,16 @@ export async function readBundle(path: string, tap?: RawTap): Promise<BundleList
     // A zstd stream that fails drops the callback of the write in progress: stop waiting then.
     const closed = new Promise<never>((_, fail) => zstd.once('close', () => fail(new Error('zstd stream closed'))));
     closed.catch(() => {});
+    let first = true;
     const fed = readChunks(handle, { chunkBytes: ZLIB_CHUNK_BYTES, buffers: READ_BUFFERS }, (chunk) => {
+      if (first) {
+        first = false;
+        // The first read is a whole chunk, or the whole file when it is shorter.
+        if (!chunk.subarray(0, ZSTD_MAGIC.length).equals(ZSTD_MAGIC)) {
+          notZstd = true;
+          throw new NotABundleError();
+        }
+      }
       tap?.(chunk);
       // The write callback runs once zstd has consumed the chunk: its buffer may then be reused.
       const written = new Promise<void>((ok, fail) => zstd.write(chunk, (error) => (error ? fail(error) : ok())));
@@ -84,8 +106,13 @@ export async function readBundle(path: string, tap?: RawTap): Promise<BundleList
       },
     );
     const [feeding, extracting] = await Promise.allSettled([fed, extracted]);
+    if (notZstd) throw new NotABundleError();
     // A corrupt archive fails zstd or tar (and then the feeding, with a less telling error).
-    if (extracting.status === 'rejected') throw extracting.reason;
+    if (extracting.status === 'rejected') {
+      // zstd data that holds no tar entry at all is some other zstd file, not a damaged bundle.
+      if (entries === 0 && (extracting.reason as NodeJS.ErrnoException).code === undefined) throw new NotABundleError();
+      throw extracting.reason;
+    }
     if (feeding.status === 'rejected') throw feeding.reason;
   } finally {
     await handle.close();
@@ -101,6 +128,8 @@ export async function verifyBundle(path: string, tap?: RawTap): Promise<BundleMa
   try {
     listing = await readBundle(path, tap);
   } catch (error) {
+    if (error instanceof NotABundleError)
+      throw new AgentError('bundle', `${path} is not a Guard bundle (${error.message})`, { cause: error });
     const reason = (error as NodeJS.ErrnoException).code?.startsWith('E')
       ? describeSystemError(error)
       : (error as Error).message;

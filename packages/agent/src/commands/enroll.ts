@@ -6,7 +6,7 @@ import os from 'node:os';
 import { resolve } from 'node:path';
 import type { CommandContext } from '../context.ts';
 import { enrollAgent } from '../enrollment/enroll.ts';
-import { previousEnrollment } from '../enrollment/store.ts';
+import { checkStateDirWritable, previousEnrollment } from '../enrollment/store.ts';
 import { readToken, type TokenSource } from '../enrollment/token.ts';
 import { AgentError } from '../errors.ts';
 import { normaliseBaseUrl } from '../http-client.ts';
@@ -38,6 +38,8 @@ export async function runEnroll(ctx: CommandContext, flags: EnrollFlags, stdin: 
   normaliseBaseUrl(flags.url, '--url'); // refuse a bad URL before reading anything
   const config = await ctx.loadConfig();
   const token = await readToken(source, stdin);
+  // Before the token is sent: the service spends a use of it on every accepted enrolment.
+  await checkStateDirWritable(config.stateDir);
   const before = await previousEnrollment(config.stateDir);
   const { enrollment } = await withCommandHttp(ctx, (http) =>
     enrollAgent({

@@ -5,7 +5,7 @@
 import type { Enrollment, EnrollRequest } from '@guard/contract';
 import { AgentError } from '../errors.ts';
 import { type HttpDeps, normaliseBaseUrl, postJson } from '../http-client.ts';
-import { writeEnrollment } from './store.ts';
+import { API_KEY_FORM, writeEnrollment } from './store.ts';
 
 export const ENROLL_STEP = 'enroll';
 
@@ -64,5 +64,7 @@ function parseEnrollResponse(value: unknown): { agent_id: string; tenant_id: str
     // Printed (ids) or sent in a header (key): printable ASCII without spaces only.
     if (!/^[\x21-\x7e]{1,512}$/.test(v as string)) fail(`${key} is not printable ASCII`);
   }
+  // Never stored unless upload will accept it when it reads enrollment.json back.
+  if (!API_KEY_FORM.test(doc.api_key as string)) fail('api_key is not an agent key');
   return { agent_id: doc.agent_id as string, tenant_id: doc.tenant_id as string, api_key: doc.api_key as string };
 }

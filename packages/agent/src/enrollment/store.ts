@@ -15,6 +15,13 @@ export const ENROLLMENT_FILE_MODE = 0o600;
 /** An enrolment file is a few hundred bytes. */
 const ENROLLMENT_MAX_BYTES = 64 * 1024;
 const ENROLL_HINT = 'run guard-agent enroll --url BASE_URL --token-file FILE';
+/**
+ * An agent API key as the service issues it (`gak_` and 43 base64url characters) and accepts
+ * it in `Authorization: Bearer`: 10 to 200 letters, digits, `_` or `-`. Checked when the key
+ * is received and whenever enrollment.json is read, so a damaged file is reported as such
+ * (re-enroll) instead of as the service's refusal of a header.
+ */
+export const API_KEY_FORM = /^[A-Za-z0-9_-]{10,200}$/;
 
 export function enrollmentPath(stateDir: string): string {
   return join(stateDir, ENROLLMENT_FILE);
@@ -54,7 +61,9 @@ export function parseEnrollment(value: unknown, path: string): Enrollment {
     return v;
   };
   const apiKey = field('api_key');
-  if (!/^[\x21-\x7e]+$/.test(apiKey)) throw invalid(path, 'api_key must be printable ASCII without spaces');
+  // The key itself is never quoted: it is a credential.
+  if (!API_KEY_FORM.test(apiKey))
+    throw invalid(path, 'its api_key is malformed: not an agent key as the service issues them');
   let baseUrl: string;
   try {
     baseUrl = normaliseBaseUrl(field('base_url'), 'the enrolled base_url');
@@ -103,6 +112,33 @@ export async function writeEnrollment(stateDir: string, enrollment: Enrollment):
   }
   await syncDirectory(stateDir);
   return target;
+}
+
+/**
+ * Checks, before the token is sent, that this user can write the enrolment: state_dir is
+ * created as writeEnrollment would (0750) and a probe file is created exclusively in it and
+ * removed. The service spends a use of the token and creates an agent for every accepted
+ * enrolment, so a run that could not store the key must fail before it asks for one.
+ */
+export async function checkStateDirWritable(stateDir: string): Promise<void> {
+  const advice = 'run enroll as the user the agent runs as; nothing was sent to the service';
+  try {
+    await ensureOutputDir(stateDir);
+  } catch (error) {
+    // Its message names the directory that could not be created (state_dir or a parent) and why.
+    throw new AgentError('output_dir', `cannot enrol: ${(error as Error).message}: ${advice}`, { cause: error });
+  }
+  const probe = join(stateDir, `.${ENROLLMENT_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.probe`);
+  try {
+    await (await open(probe, 'wx', ENROLLMENT_FILE_MODE)).close();
+  } catch (error) {
+    throw new AgentError(
+      'output_dir',
+      `cannot enrol: state_dir ${stateDir} is not writable by this user (${describeSystemError(error)}): ${advice}`,
+      { cause: error },
+    );
+  }
+  await unlink(probe).catch(() => {});
 }
 
 async function syncDirectory(dir: string): Promise<void> {
