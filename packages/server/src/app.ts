@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { agentRoutes } from './agents/routes.ts';
 import { resolvePrincipal } from './auth/principal.ts';
 import type { AppDeps } from './deps.ts';
 import { enrollmentRoutes } from './enrollment/routes.ts';
@@ -139,6 +140,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}
   // --- capabilities -----------------------------------------------------------------
   await app.register(healthRoutes, deps);
   await app.register(enrollmentRoutes, deps);
+  await app.register(agentRoutes, deps);
   await app.register(supportRoutes, deps);
   const withWake = { ...deps, wakeDeliveries: deps.webhooks.wake };
   await app.register(signalRoutes, withWake);

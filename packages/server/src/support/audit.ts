@@ -2,9 +2,9 @@ import type { Principal } from '../auth/principal.ts';
 import { newId } from '../auth/secrets.ts';
 import type { AppDeps } from '../deps.ts';
 
-export type AuditAction = 'bundle.list' | 'bundle.show' | 'bundle.download';
+export type AuditAction = 'bundle.list' | 'bundle.show' | 'bundle.download' | 'agent.revoke';
 
-/** Every support read is written here before the data is returned. */
+/** Every support read is written here before the data is returned; so is every agent key revocation. */
 export async function audit(
   deps: Pick<AppDeps, 'db' | 'now'>,
   who: Extract<Principal, { kind: 'user' }>,
