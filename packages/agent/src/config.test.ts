@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { DEFAULT_LOG_PATH, DEFAULT_STATE_DIR, loadConfig } from './config.ts';
 import { AgentError } from './errors.ts';
 
@@ -59,4 +60,108 @@ test('an oversized file is refused', async () => {
   const big = join(dir, 'big.yaml');
   await writeFile(big, `# ${'x'.repeat(1024 * 1024)}\n`);
   await rejectsWith(loadConfig(big, true), /larger than/);
+});
+
+describe('the config file as collect reads it (DESIGN §3, what collect reads)', () => {
+  test('other commands follow a symlinked config file', async () => {
+    const real = join(dir, 'followed.yaml');
+    await writeFile(real, 'environment: followed\n');
+    await symlink(real, join(dir, 'followed-link.yaml'));
+    const c = await loadConfig(join(dir, 'followed-link.yaml'), true);
+    assert.equal(c.environment, 'followed');
+    assert.equal(c.unread, undefined);
+  });
+
+  test('collect does not read a symlinked config file: the defaults apply and unread says why', async () => {
+    const real = join(dir, 'unfollowed.yaml');
+    await writeFile(real, 'log_path: /srv/elsewhere.log\nenvironment: linked\n');
+    const link = join(dir, 'unfollowed-link.yaml');
+    await symlink(real, link);
+    const c = await loadConfig(link, true, { asBundleSource: true });
+    assert.equal(c.source, undefined);
+    assert.equal(c.logPath, DEFAULT_LOG_PATH);
+    assert.equal(c.environment, undefined);
+    assert.deepEqual(c.unread, {
+      source: link,
+      message: 'left out: a symbolic link; collect never follows links (log_path and state_dir took their defaults)',
+    });
+  });
+
+  test('a FIFO config is never waited on: unread for collect, a config error for other commands', async () => {
+    const fifo = join(dir, 'fifo.yaml');
+    execFileSync('mkfifo', [fifo]);
+    const c = await loadConfig(fifo, true, { asBundleSource: true });
+    assert.match(c.unread?.message ?? '', /^left out: not a regular file \(a FIFO\)/);
+    await rejectsWith(loadConfig(fifo, true), /fifo\.yaml is not a regular file \(a FIFO\)/);
+  });
+
+  test('a directory named as the config is a config error for every command', async () => {
+    const d = join(dir, 'a-directory.yaml');
+    await mkdir(d);
+    await rejectsWith(
+      loadConfig(d, true, { asBundleSource: true }),
+      /a-directory\.yaml is not a regular file \(a directory\)/,
+    );
+    await rejectsWith(loadConfig(d, true), /not a regular file \(a directory\)/);
+  });
+
+  test('a regular config file reads the same either way', async () => {
+    const path = join(dir, 'regular.yaml');
+    await writeFile(path, 'environment: plain\n');
+    assert.deepEqual(await loadConfig(path, true, { asBundleSource: true }), await loadConfig(path, true));
+  });
+});
+
+describe('redaction.extra_keys', () => {
+  const load = async (yaml: string) => {
+    const path = join(dir, 'extra.yaml');
+    await writeFile(path, yaml);
+    return loadConfig(path, true);
+  };
+
+  test('absent means none', async () => {
+    assert.deepEqual((await load('environment: x\n')).extraKeys, []);
+    assert.deepEqual((await load('redaction: {}\n')).extraKeys, []);
+  });
+
+  test('keeps key names and anchored patterns as written, in order', async () => {
+    const c = await load(
+      'redaction:\n  extra_keys: [password, passwd, authorization, "^x-.*-key$", aws_secret_access_key]\n',
+    );
+    assert.deepEqual(c.extraKeys, ['password', 'passwd', 'authorization', '^x-.*-key$', 'aws_secret_access_key']);
+  });
+
+  const bad: [string, string, RegExp][] = [
+    ['a scalar block', 'redaction: password\n', /redaction must be a mapping/],
+    [
+      'an unknown key beside extra_keys',
+      'redaction: {extra_key: [password]}\n',
+      /redaction\.extra_key is not a known key/,
+    ],
+    ['a scalar list', 'redaction: {extra_keys: password}\n', /extra_keys must be a list/],
+    ['a number entry', 'redaction: {extra_keys: [password, 42]}\n', /extra_keys\[1\] must be a string/],
+    ['a nested list entry', 'redaction: {extra_keys: [[password]]}\n', /extra_keys\[0\] must be a string/],
+    ['an empty entry', 'redaction: {extra_keys: [""]}\n', /extra_keys\[0\] must not be empty/],
+    ['a blank entry', 'redaction: {extra_keys: ["  "]}\n', /extra_keys\[0\] must not be empty/],
+    [
+      'an invalid regex',
+      'redaction: {extra_keys: ["^(unclosed$"]}\n',
+      /extra_keys\[0\].*not a valid regular expression/,
+    ],
+    ['a pattern anchored at one end', 'redaction: {extra_keys: ["^password"]}\n', /anchored at both ends/],
+    ['a key name with a space', 'redaction: {extra_keys: ["pass word"]}\n', /is not a key name/],
+    ['a key name with =', 'redaction: {extra_keys: ["password="]}\n', /is not a key name/],
+    ['a too long entry', `redaction: {extra_keys: [${'k'.repeat(201)}]}\n`, /201 characters long; at most 200/],
+    [
+      'too many entries',
+      `redaction: {extra_keys: [${Array.from({ length: 101 }, (_, i) => `k${i}`).join(', ')}]}\n`,
+      /101 entries; at most 100/,
+    ],
+  ];
+  for (const [name, yaml, re] of bad) {
+    test(`refuses ${name} with a config error naming the entry`, async () => {
+      await rejectsWith(load(yaml), re);
+      await rejectsWith(load(yaml), /extra\.yaml/);
+    });
+  }
 });

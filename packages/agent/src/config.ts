@@ -1,42 +1,74 @@
 // The agent's persisted config (DESIGN §3, contract — config file). Loaded once, validated,
 // then passed down. support-bundle reads no GUARD_* variable, so neither does this module.
 
-import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { AgentError, describeSystemError } from './errors.ts';
+import { NotRegularFileError, openRegularFile } from './regular-file.ts';
 
 export const DEFAULT_CONFIG_PATH = '/etc/guard/agent.yaml';
 export const DEFAULT_LOG_PATH = '/var/log/guard/agent.log';
 export const DEFAULT_STATE_DIR = '/var/lib/guard';
 /** A config file is a few KiB; refuse anything that is clearly not one. */
 export const CONFIG_MAX_BYTES = 1024 * 1024;
+/** Limits of `redaction.extra_keys`: a list an operator writes by hand, not a dictionary. */
+export const EXTRA_KEYS_MAX = 100;
+export const EXTRA_KEY_MAX_CHARS = 200;
 
 export interface AgentConfig {
-  /** The config file read, or undefined when the default path did not exist. */
+  /** The config file read, or undefined when it was not (absent at the default path, or `unread`). */
   source: string | undefined;
   /** The effective config: the file's keys with the defaults filled in. */
   effective: Record<string, unknown>;
   logPath: string;
   stateDir: string;
   environment: string | undefined;
+  /** `redaction.extra_keys` as written: key names and anchored patterns (`^...$`), validated. */
+  extraKeys: string[];
+  /**
+   * Set when the config file was left unread because it is a symlink, FIFO, socket or device
+   * and the caller reads it as a bundle source (collect): why, in collection_errors form. The
+   * defaults apply and config.redacted.json is left out.
+   */
+  unread?: { source: string; message: string };
+}
+
+export interface LoadConfigOptions {
+  /**
+   * Read the file as collect reads every bundle source (DESIGN §3, contract — what collect
+   * reads): a symlink in the last component is not followed, and a symlink, FIFO, socket or
+   * device is left unread (AgentConfig.unread) instead of failing the command. Otherwise a
+   * symlink is followed and anything but a regular file is a config error.
+   */
+  asBundleSource?: boolean;
 }
 
 /**
  * Loads the config file. A missing file at the default path means "defaults" (an agent
  * that was never configured can still collect a bundle); a missing file that was named
- * with --config is an error.
+ * with --config is an error. Never blocks: a FIFO is refused, not waited on.
  */
-export async function loadConfig(path: string, explicit: boolean): Promise<AgentConfig> {
+export async function loadConfig(
+  path: string,
+  explicit: boolean,
+  options: LoadConfigOptions = {},
+): Promise<AgentConfig> {
+  const asSource = options.asBundleSource ?? false;
   let text: string;
   try {
-    const bytes = await readFile(path);
-    if (bytes.length > CONFIG_MAX_BYTES)
-      throw new AgentError('config', `config file ${path} is larger than ${CONFIG_MAX_BYTES} bytes`);
-    text = bytes.toString('utf8');
+    text = await readConfigText(path, !asSource);
   } catch (error) {
     if (error instanceof AgentError) throw error;
     if (!explicit && (error as NodeJS.ErrnoException).code === 'ENOENT') return fromDocument(undefined, {});
+    if (error instanceof NotRegularFileError) {
+      // A directory is a mistake in --config, never a file someone planted: always an error.
+      if (asSource && error.kind !== 'directory')
+        return {
+          ...fromDocument(undefined, {}),
+          unread: { source: path, message: `left out: ${error.message} (log_path and state_dir took their defaults)` },
+        };
+      throw new AgentError('config', `config file ${path} is ${error.message}`);
+    }
     throw new AgentError('config', `cannot read config file ${path}: ${describeSystemError(error)}`, {
       cause: error,
     });
@@ -50,6 +82,25 @@ export async function loadConfig(path: string, explicit: boolean): Promise<Agent
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
     throw new AgentError('config', `config file ${path} must be a YAML mapping of keys to values`);
   return fromDocument(path, doc as Record<string, unknown>);
+}
+
+/** The file's text, read through one descriptor and never more than CONFIG_MAX_BYTES + 1 bytes. */
+async function readConfigText(path: string, followLinks: boolean): Promise<string> {
+  const file = await openRegularFile(path, { followLinks });
+  try {
+    const buffer = Buffer.alloc(CONFIG_MAX_BYTES + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await file.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    if (length > CONFIG_MAX_BYTES)
+      throw new AgentError('config', `config file ${path} is larger than ${CONFIG_MAX_BYTES} bytes`);
+    return buffer.toString('utf8', 0, length);
+  } finally {
+    await file.close();
+  }
 }
 
 function fromDocument(source: string | undefined, doc: Record<string, unknown>): AgentConfig {
@@ -71,5 +122,48 @@ function fromDocument(source: string | undefined, doc: Record<string, unknown>):
     logPath,
     stateDir,
     environment,
+    extraKeys: extraKeysOf(doc.redaction, source),
   };
+}
+
+/**
+ * `redaction: {extra_keys: [...]}`: attribute keys masked in log members on top of the
+ * contract pattern. Each entry is a key name or an anchored pattern (`^...$`). A typo here
+ * would let a secret through silently, so anything unexpected is an error.
+ */
+function extraKeysOf(value: unknown, source: string | undefined): string[] {
+  const fail = (what: string): never => {
+    throw new AgentError('config', `config key redaction${what} (in ${source})`);
+  };
+  if (value === undefined || value === null) return [];
+  if (typeof value !== 'object' || Array.isArray(value))
+    return fail(' must be a mapping, e.g. {extra_keys: [password]}');
+  for (const key of Object.keys(value))
+    if (key !== 'extra_keys') fail(`.${key} is not a known key (only extra_keys is)`);
+  const list = (value as { extra_keys?: unknown }).extra_keys;
+  if (list === undefined || list === null) return [];
+  if (!Array.isArray(list)) return fail('.extra_keys must be a list of key names or ^...$ patterns');
+  if (list.length > EXTRA_KEYS_MAX) fail(`.extra_keys holds ${list.length} entries; at most ${EXTRA_KEYS_MAX}`);
+  const keys: string[] = [];
+  for (const [i, entry] of list.entries()) {
+    const at = `.extra_keys[${i}]`;
+    if (typeof entry !== 'string') fail(`${at} must be a string (a key name or a ^...$ pattern)`);
+    const key = entry as string;
+    if (key.trim() === '') fail(`${at} must not be empty`);
+    if (key.length > EXTRA_KEY_MAX_CHARS)
+      fail(`${at} is ${key.length} characters long; at most ${EXTRA_KEY_MAX_CHARS}`);
+    if (key.startsWith('^') || key.endsWith('$')) {
+      if (!(key.startsWith('^') && key.endsWith('$') && key.length > 2))
+        fail(`${at} (${JSON.stringify(key)}) must be a key name or a pattern anchored at both ends (^...$)`);
+      try {
+        new RegExp(key);
+      } catch (error) {
+        fail(`${at} (${JSON.stringify(key)}) is not a valid regular expression: ${(error as Error).message}`);
+      }
+    } else if (!/^[^\s"'=:\\]+$/.test(key)) {
+      fail(`${at} (${JSON.stringify(key)}) is not a key name: no spaces, quotes, '=', ':' or '\\'`);
+    }
+    keys.push(key);
+  }
+  return keys;
 }

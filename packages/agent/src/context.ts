@@ -1,4 +1,4 @@
-import type { AgentConfig } from './config.ts';
+import type { AgentConfig, LoadConfigOptions } from './config.ts';
 import type { Progress } from './progress.ts';
 
 /** What a command may touch: its IO, clock and config are handed in, never reached for. */
@@ -10,6 +10,6 @@ export interface CommandContext {
   env: Readonly<Record<string, string | undefined>>;
   version: string;
   now: () => Date;
-  loadConfig: () => Promise<AgentConfig>;
+  loadConfig: (options?: LoadConfigOptions) => Promise<AgentConfig>;
   progress: () => Progress;
 }

@@ -83,7 +83,7 @@ export async function main(argv: string[]): Promise<number> {
     env: process.env,
     version: AGENT_VERSION,
     now: () => new Date(),
-    loadConfig: () => loadConfig(configPath, explicit),
+    loadConfig: (options) => loadConfig(configPath, explicit, options),
     progress: () => createProgress(process.stderr),
   });
   try {

@@ -25,7 +25,10 @@ import {
   lineCount,
   listBundle,
   MiB,
+  makeCharDevice,
+  makeFifo,
   makeHome,
+  makeSocket,
   memberTexts,
   parseOsRelease,
   pollFor,
@@ -793,6 +796,138 @@ describe('missing or unreadable sources', { concurrency: 2 }, () => {
     assert.deepEqual(sorted(got.names), sorted([...BASE_MEMBERS, 'guard.log.1.gz']));
     assert.ok(got.texts.get('agent.log')?.includes('custom name marker'));
     assertNoSecrets(got, ['NOT_OUR_SEGMENT']);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// What collect reads (DESIGN §3, contract — what collect reads): every member source is
+// opened with O_NOFOLLOW | O_NONBLOCK and must be a regular file by fstat. A symlink, FIFO,
+// socket or device is left out, never followed, never waited on, and recorded.
+
+describe('what collect reads', { concurrency: 2 }, () => {
+  /** The collection error recorded for `source`, asserting there is one. */
+  function errorFor(got: Collected, source: string): string {
+    const e = got.manifest.collection_errors.find((c) => c.source === source);
+    assert.ok(e, `no collection error for ${source}: ${JSON.stringify(got.manifest.collection_errors)}`);
+    return e.message;
+  }
+
+  it('run as root, follows neither agent.log -> /etc/shadow nor a segment linked to a private file', async () => {
+    const root = await dirs.make('links');
+    const privateDir = join(root, 'private');
+    await mkdir(privateDir, { mode: 0o700 });
+    const privateFile = join(privateDir, 'secret.gz');
+    await writeFile(privateFile, gzipText('note=PRIVATE_FILE_MARKER owner=root\n'), { mode: 0o600 });
+    const home = await makeHome(join(root, 'home'), {
+      logDirFiles: { 'agent.log.2.gz': gzipText(`${slogLine('INFO', 'ordinary segment')}\n`) },
+    });
+    await symlink('/etc/shadow', home.logPath);
+    await symlink(privateFile, join(home.logDir, 'agent.log.1.gz'));
+    const shadowHead = (await readFile('/etc/shadow', 'utf8')).split('\n')[0];
+    assert.ok(shadowHead.length > 0);
+
+    const got = await collectOk(home, join(root, 'out', 'b.tar.zst'));
+    await verifyBundle(got.path);
+    assert.deepEqual(sorted(got.names), sorted([...BASE_MEMBERS.filter((n) => n !== 'agent.log'), 'agent.log.2.gz']));
+    assert.match(errorFor(got, home.logPath), /^left out: a symbolic link; collect never follows links/);
+    assert.match(
+      errorFor(got, join(home.logDir, 'agent.log.1.gz')),
+      /^left out: a symbolic link; collect never follows links/,
+    );
+    assertNoSecrets(got, [shadowHead, 'PRIVATE_FILE_MARKER']);
+    assert.deepEqual(got.manifest.trimmed_segments, []);
+    assert.match(got.run.stderr, /^warning: .*agent\.log: left out: a symbolic link/m);
+  });
+
+  it('leaves out a dangling symlink segment and records it instead of skipping it silently', async () => {
+    const home = await makeHome(await dirs.make('dangling-seg'), { log: `${slogLine('INFO', 'current')}\n` });
+    await symlink(join(home.root, 'nowhere.gz'), join(home.logDir, 'agent.log.1.gz'));
+    const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'));
+    assert.deepEqual(sorted(got.names), sorted(BASE_MEMBERS));
+    assert.match(errorFor(got, join(home.logDir, 'agent.log.1.gz')), /^left out: a symbolic link/);
+  });
+
+  it('does not hang on a FIFO as agent.log or as a segment, and leaves out sockets, devices and directories', async () => {
+    const home = await makeHome(await dirs.make('special'), {
+      logDirFiles: { 'agent.log.5.gz': gzipText(`${slogLine('INFO', 'regular segment', 'api_key=REG_SECRET')}\n`) },
+    });
+    await makeFifo(home.logPath);
+    await makeFifo(join(home.logDir, 'agent.log.1.gz'));
+    const server = await makeSocket(join(home.logDir, 'agent.log.2.gz'));
+    try {
+      await makeCharDevice(join(home.logDir, 'agent.log.3.gz'));
+      await mkdir(join(home.logDir, 'agent.log.4.gz'));
+      // A FIFO with no writer blocks a plain open() for ever: the test's own timeout bounds this.
+      const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'), { timeoutMs: 60_000 });
+      await verifyBundle(got.path);
+      assert.deepEqual(sorted(got.names), sorted([...BASE_MEMBERS.filter((n) => n !== 'agent.log'), 'agent.log.5.gz']));
+      assert.match(errorFor(got, home.logPath), /^left out: not a regular file \(a FIFO\)/);
+      assert.match(errorFor(got, join(home.logDir, 'agent.log.1.gz')), /^left out: not a regular file \(a FIFO\)/);
+      assert.match(errorFor(got, join(home.logDir, 'agent.log.2.gz')), /^left out: not a regular file \(a socket\)/);
+      assert.match(
+        errorFor(got, join(home.logDir, 'agent.log.3.gz')),
+        /^left out: not a regular file \(a character device\)/,
+      );
+      assert.match(errorFor(got, join(home.logDir, 'agent.log.4.gz')), /^left out: not a regular file \(a directory\)/);
+      assert.equal(got.manifest.redaction.members['agent.log.5.gz'], 1);
+      assertNoSecrets(got, ['REG_SECRET']);
+      const system = JSON.parse(got.texts.get('system.json') ?? 'null');
+      assert.equal(system.agent_log.error_lines_last_24h, null);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it('follows symlinked directories above the log and the config (the operator’s layout)', async () => {
+    const root = await dirs.make('dirlinks');
+    const real = await makeHome(join(root, 'real'), {
+      log: `${slogLine('INFO', 'through a linked dir', 'api_key=DIR_LINK_SECRET')}\n`,
+      logDirFiles: { 'agent.log.1.gz': gzipText(`${slogLine('INFO', 'linked dir segment')}\n`) },
+    });
+    await symlink(real.logDir, join(root, 'logs'));
+    await symlink(real.root, join(root, 'etc'));
+    await writeFile(
+      real.configPath,
+      `log_path: ${join(root, 'logs', 'agent.log')}\nstate_dir: ${real.stateDir}\nenvironment: linked\n`,
+    );
+    const home = { ...real, configPath: join(root, 'etc', 'agent.yaml') };
+    const got = await collectOk(home, join(root, 'out', 'b.tar.zst'));
+    assert.deepEqual(sorted(got.names), sorted([...BASE_MEMBERS, 'agent.log.1.gz']));
+    assert.deepEqual(got.manifest.collection_errors, []);
+    assert.match(got.texts.get('agent.log') ?? '', /through a linked dir.*api_key=\[REDACTED\]/);
+    assert.equal(JSON.parse(got.texts.get('config.redacted.json') ?? 'null').environment, 'linked');
+  });
+
+  it('does not read a config file that is a symlink: config.redacted.json is left out, recorded, and the defaults apply', async () => {
+    const root = await dirs.make('cfglink');
+    const home = await makeHome(join(root, 'home'), {
+      log: `${slogLine('INFO', 'LINKED_CONFIG_LOG_MARKER')}\n`,
+      config: { environment: 'LINKED_CONFIG_ENV_MARKER' },
+    });
+    const linked = { ...home, configPath: join(root, 'agent.yaml') };
+    await symlink(home.configPath, linked.configPath);
+    const got = await collectOk(linked, join(root, 'out', 'b.tar.zst'));
+    await verifyBundle(got.path);
+    assert.ok(!got.names.includes('config.redacted.json'), got.names.join(', '));
+    assert.match(errorFor(got, linked.configPath), /^left out: a symbolic link; collect never follows links.*defaults/);
+    // The log the linked config names was not read: log_path took its default.
+    assertNoSecrets(got, ['LINKED_CONFIG_LOG_MARKER', 'LINKED_CONFIG_ENV_MARKER']);
+    assert.ok(!got.manifest.collection_errors.some((c) => c.source === home.logPath));
+  });
+
+  it('does not hang on a config file that is a FIFO: left out, recorded, defaults apply', async () => {
+    const root = await dirs.make('cfgfifo');
+    const configPath = join(root, 'agent.yaml');
+    await makeFifo(configPath);
+    const target = join(root, 'out', 'b.tar.zst');
+    const run = await runCli(['--config', configPath, 'support-bundle', 'collect', '--out', target], {
+      timeoutMs: 60_000,
+    });
+    assert.equal(run.code, 0, describeRun(run));
+    const manifest = await verifyBundle(target);
+    assert.ok(!manifest.contents.some((c) => c.name === 'config.redacted.json'));
+    const e = manifest.collection_errors.find((c) => c.source === configPath);
+    assert.match(e?.message ?? '', /^left out: not a regular file \(a FIFO\)/);
   });
 });
 

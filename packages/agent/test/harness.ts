@@ -5,12 +5,13 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomFillSync } from 'node:crypto';
 import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { constants, createGzip, gunzipSync, gzipSync } from 'node:zlib';
+import { constants, crc32, createGzip, deflateRawSync, gunzipSync, gzipSync } from 'node:zlib';
 import { stringify as toYaml } from 'yaml';
 
 const execFileP = promisify(execFile);
@@ -94,6 +95,49 @@ export function gzipText(text: string | Buffer, level: number = constants.Z_DEFA
   return gzipSync(text, { level });
 }
 
+/** Header fields of a hand-built gzip member (RFC 1952 §2.3). */
+export interface GzipMemberFields {
+  /** FNAME: written NUL-terminated. */
+  name?: string;
+  /** FCOMMENT: written NUL-terminated. */
+  comment?: string;
+  /** FEXTRA: written as one subfield `AP` holding these bytes. */
+  extra?: Buffer;
+  /** FHCRC: a CRC16 of the header. */
+  headerCrc?: boolean;
+}
+
+/**
+ * One gzip member built by hand from RFC 1952, so the header can carry the optional fields
+ * that Node's gzip never writes. CRC32 and ISIZE are correct unless overridden.
+ */
+export function gzipMember(content: string | Buffer, fields: GzipMemberFields = {}, crcOverride?: number): Buffer {
+  const data = Buffer.from(content);
+  const flags =
+    (fields.headerCrc ? 0x02 : 0) |
+    (fields.extra ? 0x04 : 0) |
+    (fields.name !== undefined ? 0x08 : 0) |
+    (fields.comment !== undefined ? 0x10 : 0);
+  const parts: Buffer[] = [Buffer.from([0x1f, 0x8b, 0x08, flags, 0, 0, 0, 0, 0, 0x03])];
+  if (fields.extra) {
+    const sub = Buffer.concat([Buffer.from('AP'), u16(fields.extra.length), fields.extra]);
+    parts.push(u16(sub.length), sub);
+  }
+  if (fields.name !== undefined) parts.push(Buffer.from(`${fields.name}\0`, 'latin1'));
+  if (fields.comment !== undefined) parts.push(Buffer.from(`${fields.comment}\0`, 'latin1'));
+  if (fields.headerCrc) parts.push(u16(crc32(Buffer.concat(parts)) & 0xffff));
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(crcOverride ?? crc32(data), 0);
+  trailer.writeUInt32LE(data.length % 2 ** 32, 4);
+  return Buffer.concat([...parts, deflateRawSync(data), trailer]);
+}
+
+function u16(n: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16LE(n);
+  return b;
+}
+
 export function gunzipText(bytes: Buffer): string {
   return gunzipSync(bytes).toString('utf8');
 }
@@ -102,6 +146,28 @@ export function gunzipText(bytes: Buffer): string {
 export function slogLine(level: string, msg: string, attrs = '', agoMs = 60_000): string {
   const time = new Date(Date.now() - agoMs).toISOString();
   return `time=${time} level=${level} msg="${msg}"${attrs ? ` ${attrs}` : ''}`;
+}
+
+/** A named pipe (mkfifo(1)): opening it for reading blocks until a writer comes, unless O_NONBLOCK. */
+export async function makeFifo(path: string): Promise<void> {
+  await execFileP('mkfifo', [path]);
+}
+
+/** A listening Unix socket at `path`; close it after the test (closing removes the file). */
+export async function makeSocket(path: string): Promise<Server> {
+  const server = createServer();
+  await new Promise<void>((ok, fail) => server.once('error', fail).listen(path, ok));
+  return server;
+}
+
+/** A character device node with /dev/null's numbers (mknod(1); the suite runs as root). */
+export async function makeCharDevice(path: string): Promise<void> {
+  await execFileP('mknod', [path, 'c', '1', '3']);
+}
+
+/** Hands `path` and everything below it to `user` (chown -R), so a CLI run as that user can work there. */
+export async function chownTree(path: string, user: string): Promise<void> {
+  await execFileP('chown', ['-R', `${user}:`, path]);
 }
 
 /** Writes `blocks` copies of a 1 MiB block of ordinary log lines, then `tail`; returns the byte size. */
@@ -150,6 +216,8 @@ export interface RunOptions {
   umask?: string;
   /** Kill with SIGKILL after this long (default 120 s): a hung CLI fails the test, not the run. */
   timeoutMs?: number;
+  /** Run the CLI as this (unprivileged) user, through runuser(1); the suite itself runs as root. */
+  user?: string;
 }
 
 export interface RunResult {
@@ -197,7 +265,9 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
  */
 export function startCli(args: string[], options: RunOptions = {}): RunningCli {
   const t0 = Date.now();
-  const child = spawn('sh', ['-c', `umask ${options.umask ?? '022'}; exec "$0" "$@"`, BIN, ...args], {
+  const sh = ['sh', '-c', `umask ${options.umask ?? '022'}; exec "$0" "$@"`, BIN, ...args];
+  const argv = options.user ? ['runuser', '-u', options.user, '--', ...sh] : sh;
+  const child = spawn(argv[0], argv.slice(1), {
     cwd: options.cwd ?? os.tmpdir(),
     env: childEnv(options.env),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,9 +11,11 @@
 //   5. BUNDLE-MANIFEST.json last, then fsync, publish with link(), and report
 // Every log member goes through RedactStream: no code path archives a log unredacted.
 // A source that fails is recorded in collection_errors and the bundle is still built.
+// Every source is opened with O_NOFOLLOW | O_NONBLOCK and must be a regular file by fstat
+// (regular-file.ts; DESIGN §3, what collect reads): no link is followed, no FIFO waited on.
 
 import { createReadStream, createWriteStream } from 'node:fs';
-import { type FileHandle, open, readdir, stat } from 'node:fs/promises';
+import { type FileHandle, lstat, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -33,6 +35,7 @@ import {
 import type { AgentConfig } from '../config.ts';
 import { AgentError, describeSystemError } from '../errors.ts';
 import type { Progress } from '../progress.ts';
+import { kindOf, NotRegularFileError, openRegularFile } from '../regular-file.ts';
 import { ArchiveWriter, ZLIB_CHUNK_BYTES } from './archive.ts';
 import { buildManifest, manifestBytes } from './manifest.ts';
 import {
@@ -147,7 +150,8 @@ class CollectRun {
     });
     this.errors.push(...errors);
     this.contents.push(await archive.addBuffer(SYSTEM_MEMBER, jsonBytes(info)));
-    this.contents.push(await archive.addBuffer(CONFIG_MEMBER, jsonBytes(redactConfig(config.effective))));
+    if (config.unread) this.errors.push(config.unread);
+    else this.contents.push(await archive.addBuffer(CONFIG_MEMBER, jsonBytes(redactConfig(config.effective))));
 
     progress.grow(segments.reduce((sum, s) => sum + s.size, 0));
     const trimmed = await this.addSegments(
@@ -213,7 +217,10 @@ class CollectRun {
     return selector.trimmed;
   }
 
-  /** Rotated segments beside log_path, newest (N = 1) first. */
+  /**
+   * Rotated segments beside log_path, newest (N = 1) first, with their sizes by lstat (which
+   * follows no link; only for progress: what counts is what prepareSegment opens).
+   */
   private async listSegments(): Promise<{ name: string; path: string; size: number }[]> {
     const dir = dirname(this.options.config.logPath);
     const base = basename(this.options.config.logPath);
@@ -231,11 +238,11 @@ class CollectRun {
     const segments = [];
     for (const { name } of numbered) {
       const path = join(dir, name);
-      const size = await stat(path).then(
-        (s) => (s.isFile() ? s.size : -1),
-        () => -1,
+      const size = await lstat(path).then(
+        (s) => (kindOf(s) === undefined ? s.size : 0),
+        () => 0,
       );
-      if (size >= 0) segments.push({ name, path, size });
+      segments.push({ name, path, size });
     }
     return segments;
   }
@@ -249,7 +256,7 @@ class CollectRun {
     const { progress } = this.options;
     let file: FileHandle;
     try {
-      file = await open(logPath, 'r');
+      file = await openRegularFile(logPath);
     } catch (error) {
       this.fail(logPath, error);
       return undefined;
@@ -308,7 +315,7 @@ class CollectRun {
     const { progress } = this.options;
     let file: FileHandle;
     try {
-      file = await open(path, 'r');
+      file = await openRegularFile(path);
     } catch (error) {
       this.fail(path, error);
       return undefined;
@@ -361,7 +368,8 @@ class CollectRun {
   }
 
   private fail(source: string, error: unknown): void {
-    this.errors.push({ source, message: describeSystemError(error) });
+    const message = error instanceof NotRegularFileError ? `left out: ${error.message}` : describeSystemError(error);
+    this.errors.push({ source, message });
   }
 }
 

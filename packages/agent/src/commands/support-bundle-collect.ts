@@ -11,7 +11,7 @@ export interface CollectFlags {
 }
 
 export async function runCollect(ctx: CommandContext, flags: CollectFlags): Promise<void> {
-  const config = await ctx.loadConfig();
+  const config = await ctx.loadConfig({ asBundleSource: true });
   const result = await collectBundle({
     config,
     out: flags.out,
