@@ -2,13 +2,14 @@
 // JSON, random JSON values, wrong field types, huge strings, odd numbers, unicode, extra
 // properties, odd content types, garbage credentials, random paths and query strings — the
 // answer is never a 5xx, and every 4xx carries the API error shape {"error": {"code", "message"}}
-// (DESIGN §4). Runs are bounded so the file finishes well within a minute.
+// (DESIGN §4). Every property runs a fixed number of cases; a run cut short fails (see fuzz()).
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
+  addUser,
   api,
   type EnrolledAgent,
   enrollAgent,
@@ -25,8 +26,37 @@ import {
   validManifest,
 } from './harness.ts';
 
-const RUNS = 150;
-const FC_OPTIONS = { numRuns: RUNS, interruptAfterTimeLimit: 6_000 };
+/** Cases per property: every property runs exactly this many (or the count it is given). */
+const RUNS = 300;
+/**
+ * A guard against a hung server, not a time budget: a property still running after this long
+ * fails. (An interrupted run used to pass with however many cases it had reached.)
+ */
+const HANG_GUARD_MS = 120_000;
+
+/** Runs `property` for exactly `runs` cases; a failure, or a run cut short, fails the test. */
+async function fuzz<Ts extends unknown[]>(
+  property: fc.IAsyncProperty<Ts>,
+  runs = RUNS,
+  limits: { hangGuardMs?: number } = {},
+): Promise<void> {
+  const result = await fc.check(property, {
+    numRuns: runs,
+    plugins: [fc.interruptAfterTimeLimit(limits.hangGuardMs ?? HANG_GUARD_MS, { failOnInterrupt: true })],
+  } as fc.Parameters<Ts>);
+  if (result.failed) throw new Error((await fc.asyncDefaultReportMessage(result)) ?? 'property failed');
+  if (result.numRuns !== runs) throw new Error(`ran ${result.numRuns} cases, fewer than the ${runs} asked for`);
+}
+
+/** A signal POST /v1/signals accepts (spec 2.6: severity 1..5). */
+const VALID_SIGNAL = {
+  signal_type: 'sudo_command_executed',
+  severity: 3,
+  description: 'sudo -i by alice',
+  identity_id: 'u-1000',
+  identity_name: 'alice',
+};
+
 /** The server's JSON body limit: bodies above it are refused (413) and may be cut off. */
 const JSON_BODY_LIMIT = MiB;
 
@@ -292,6 +322,18 @@ function headersOf(auth: string | undefined, ct: string | undefined, extra: Reco
 
 // ---------------------------------------------------------------------------------------
 
+describe('the fuzz runner', () => {
+  it('fails a property whose run is cut short instead of passing it with fewer cases', async () => {
+    let cases = 0;
+    const slow = fc.asyncProperty(fc.nat(), async () => {
+      cases += 1;
+      await new Promise((r) => setTimeout(r, 20));
+    });
+    await assert.rejects(fuzz(slow, 1000, { hangGuardMs: 100 }), /interrupted|fewer/i);
+    assert.ok(cases < 1000);
+  });
+});
+
 describe('fuzzing the running server: never a 5xx, every 4xx in the error shape', () => {
   let server: TestServer;
   let adminToken: string;
@@ -302,6 +344,11 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
   let bundleId: string;
   let otherBundleId: string;
   let tokenIds: string[];
+  let memberToken: string;
+  /** Agents of the first tenant that the revoke property may revoke (never `agent`). */
+  let victimIds: string[];
+  let otherAgentId: string;
+  let signalIds: string[];
   /** Uploaded but unregistered objects: register can succeed on them. */
   const stored: { object_key: string; sha256: string; size: number }[] = [];
   /** Presigned, never PUT. */
@@ -324,7 +371,18 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
     const up = await uploadBundle(server.url, agent.api_key);
     bundleId = up.bundle_id;
     registeredKey = { object_key: up.object_key, sha256: up.sha256, size: up.bytes.length };
-    otherBundleId = (await uploadBundle(server.url, (await enrollAgent(server.url, b.enroll_token)).api_key)).bundle_id;
+    const otherAgent = await enrollAgent(server.url, b.enroll_token);
+    otherAgentId = otherAgent.agent_id;
+    otherBundleId = (await uploadBundle(server.url, otherAgent.api_key)).bundle_id;
+    memberToken = await addUser(server, a.tenant_id, 'member');
+    victimIds = [];
+    for (let i = 0; i < 3; i++) victimIds.push((await enrollAgent(server.url, enrollToken)).agent_id);
+    signalIds = [];
+    for (const token of [agent.api_key, agent.api_key, otherAgent.api_key]) {
+      const created = await api(server.url, 'POST', '/v1/signals', { token, body: VALID_SIGNAL });
+      assert.equal(created.status, 201, created.text);
+      signalIds.push(created.json.signal_id);
+    }
     tokenIds = [];
     for (let i = 0; i < 5; i++) {
       const t = await api(server.url, 'POST', '/v1/enrollment-tokens', { token: adminToken, body: {} });
@@ -350,7 +408,7 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
   const jsonStr = (a: fc.Arbitrary<string>) => a.map((s) => JSON.stringify(s));
 
   it('POST /v1/agents/enroll', async () => {
-    await fc.assert(
+    await fuzz(
       fc.asyncProperty(
         bodyArb({
           token: fc
@@ -370,13 +428,12 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
           await send(server, { method: 'POST', path: '/v1/agents/enroll', headers: headersOf(auth, ct, extra), body });
         },
       ),
-      FC_OPTIONS,
     );
   });
 
   it('POST /v1/enrollment-tokens', async () => {
     const int = (min: number, max: number) => fc.integer({ min, max }).map(String);
-    await fc.assert(
+    await fuzz(
       fc.asyncProperty(
         bodyArb({ expires_in_seconds: int(60, 365 * 24 * 3600), max_uses: int(1, 100000) }),
         authArb([adminToken, otherAdminToken, supportToken, agent.api_key]),
@@ -391,12 +448,11 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
           });
         },
       ),
-      FC_OPTIONS,
     );
   });
 
   it('GET /v1/enrollment-tokens', async () => {
-    await fc.assert(
+    await fuzz(
       fc.asyncProperty(
         queryArb(['limit', 'before', 'tenant_id']),
         authArb([adminToken, supportToken, agent.api_key]),
@@ -409,12 +465,11 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
           });
         },
       ),
-      FC_OPTIONS,
     );
   });
 
   it('DELETE /v1/enrollment-tokens/:id', async () => {
-    await fc.assert(
+    await fuzz(
       fc.asyncProperty(
         segmentArb(tokenIds),
         queryArb(['x']),
@@ -430,12 +485,105 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
           });
         },
       ),
-      FC_OPTIONS,
+    );
+  });
+
+  it('GET /v1/agents', async () => {
+    await fuzz(
+      fc.asyncProperty(
+        queryArb(['limit', 'before']),
+        authArb([adminToken, otherAdminToken, memberToken, supportToken, agent.api_key]),
+        extraHeaders,
+        async (q, auth, extra) => {
+          await send(server, { method: 'GET', path: `/v1/agents${q}`, headers: headersOf(auth, undefined, extra) });
+        },
+      ),
+    );
+  });
+
+  it('POST /v1/agents/:id/revoke', async () => {
+    await fuzz(
+      fc.asyncProperty(
+        segmentArb([...victimIds, otherAgentId]),
+        queryArb(['x']),
+        authArb([adminToken, otherAdminToken, memberToken, supportToken, agent.api_key]),
+        fc.option(contentType, { nil: undefined }),
+        fc.option(bodyArb({}), { nil: undefined, freq: 3 }),
+        async (id, q, auth, ct, body) => {
+          await send(server, {
+            method: 'POST',
+            path: `/v1/agents/${id}/revoke${q}`,
+            headers: headersOf(auth, body === undefined ? undefined : ct, {}),
+            body,
+          });
+        },
+      ),
+    );
+  });
+
+  it('POST /v1/signals', async () => {
+    const isoTime = fc
+      .date({ noInvalidDate: true })
+      .map((d) => d.toISOString())
+      .chain((iso) =>
+        fc.constantFrom(iso, iso.replace('Z', '+02:00'), iso.slice(0, 10), '2026-13-01T00:00:00Z', 'not-a-date', ''),
+      );
+    await fuzz(
+      fc.asyncProperty(
+        bodyArb({
+          signal_type: jsonStr(
+            fc.oneof(fc.constantFrom(VALID_SIGNAL.signal_type, 'a.b-c_1', 'A', '_x'), printable(120)),
+          ),
+          severity: fc.oneof(fc.integer({ min: 0, max: 6 }).map(String), rawNumber),
+          description: jsonStr(fc.oneof(printable(100), fc.string({ unit: 'grapheme', maxLength: 50 }))),
+          identity_id: jsonStr(printable(40)),
+          identity_name: jsonStr(printable(40)),
+          environment: jsonStr(printable(120)),
+          created_at: jsonStr(isoTime),
+        }),
+        authArb([agent.api_key, adminToken]),
+        contentType,
+        extraHeaders,
+        async (body, auth, ct, extra) => {
+          await send(server, { method: 'POST', path: '/v1/signals', headers: headersOf(auth, ct, extra), body });
+        },
+      ),
+    );
+  });
+
+  it('GET /v1/signals', async () => {
+    await fuzz(
+      fc.asyncProperty(
+        queryArb(['limit', 'before']),
+        authArb([adminToken, memberToken, supportToken, agent.api_key]),
+        extraHeaders,
+        async (q, auth, extra) => {
+          await send(server, { method: 'GET', path: `/v1/signals${q}`, headers: headersOf(auth, undefined, extra) });
+        },
+      ),
+    );
+  });
+
+  it('GET /v1/signals/:id', async () => {
+    await fuzz(
+      fc.asyncProperty(
+        segmentArb(signalIds),
+        queryArb(['tenant_id']),
+        authArb([adminToken, otherAdminToken, memberToken, supportToken, agent.api_key]),
+        extraHeaders,
+        async (id, q, auth, extra) => {
+          await send(server, {
+            method: 'GET',
+            path: `/v1/signals/${id}${q}`,
+            headers: headersOf(auth, undefined, extra),
+          });
+        },
+      ),
     );
   });
 
   it('POST /v1/support/bundle/upload-url', async () => {
-    await fc.assert(
+    await fuzz(
       fc.asyncProperty(
         bodyArb({
           filename: jsonStr(fc.oneof(fc.constant('bundle.tar.zst'), printable(300), fc.string({ unit: 'binary' }))),
@@ -454,7 +602,6 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
           });
         },
       ),
-      FC_OPTIONS,
     );
   });
 
@@ -517,7 +664,7 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
         }),
       },
     );
-    await fc.assert(
+    await fuzz(
       fc.asyncProperty(
         body,
         authArb([agent.api_key, agent.api_key, agent.api_key, adminToken]),
@@ -531,12 +678,11 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
           });
         },
       ),
-      FC_OPTIONS,
     );
   });
 
   it('GET /v1/support/bundles', async () => {
-    await fc.assert(
+    await fuzz(
       fc.asyncProperty(
         queryArb(['tenant_id', 'limit', 'before']),
         authArb([supportToken, adminToken, agent.api_key]),
@@ -549,12 +695,11 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
           });
         },
       ),
-      FC_OPTIONS,
     );
   });
 
   it('GET /v1/support/bundles/:id', async () => {
-    await fc.assert(
+    await fuzz(
       fc.asyncProperty(
         segmentArb([bundleId, otherBundleId]),
         queryArb(['tenant_id']),
@@ -568,12 +713,11 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
           });
         },
       ),
-      FC_OPTIONS,
     );
   });
 
   it('GET /v1/support/bundles/:id/download', async () => {
-    await fc.assert(
+    await fuzz(
       fc.asyncProperty(
         segmentArb([bundleId, otherBundleId]),
         queryArb(['tenant_id']),
@@ -587,7 +731,6 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
           });
         },
       ),
-      FC_OPTIONS,
     );
   });
 
@@ -616,7 +759,7 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
       fc.constant('flipped' as const),
       fc.uint8Array({ maxLength: 4096 }).map((b) => Buffer.from(b)),
     );
-    await fc.assert(
+    await fuzz(
       fc.asyncProperty(
         fc.oneof(mutatedUrl, randomUrl),
         bodyChoice,
@@ -643,7 +786,6 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
           });
         },
       ),
-      FC_OPTIONS,
     );
   });
 
@@ -654,6 +796,8 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
       '/v1/',
       '/v1/agents/enroll',
       '/v1/enrollment-tokens',
+      '/v1/agents',
+      '/v1/signals',
       '/v1/support/bundle/upload-url',
       '/v1/support/bundle/register',
       '/v1/support/bundles',
@@ -663,7 +807,7 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
       '/openapi.json',
       '/docs',
     ];
-    await fc.assert(
+    await fuzz(
       fc.asyncProperty(
         fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'),
         fc.constantFrom(...prefixes),
@@ -683,16 +827,17 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
           });
         },
       ),
-      FC_OPTIONS,
     );
   });
 
   it('a malformed percent-escape in the path still gets the error shape', async () => {
-    await fc.assert(
+    await fuzz(
       fc.asyncProperty(
         fc.constantFrom(
           '/v1/support/bundles/',
           '/v1/enrollment-tokens/',
+          '/v1/agents/',
+          '/v1/signals/',
           '/v1/objects/bundles/',
           '/v1/support/bundles/x/',
           '/nope/',
@@ -708,17 +853,17 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
           });
         },
       ),
-      { numRuns: 50 },
+      100,
     );
   });
 
   it('an over-long path parameter still gets the error shape', async () => {
-    await fc.assert(
+    await fuzz(
       fc.asyncProperty(
-        fc.constantFrom('/v1/support/bundles/', '/v1/enrollment-tokens/'),
+        fc.constantFrom('/v1/support/bundles/', '/v1/enrollment-tokens/', '/v1/agents/', '/v1/signals/'),
         fc.integer({ min: 101, max: 4000 }),
-        fc.constantFrom('', '/download'),
-        fc.constantFrom('GET', 'DELETE'),
+        fc.constantFrom('', '/download', '/revoke'),
+        fc.constantFrom('GET', 'DELETE', 'POST'),
         async (prefix, n, suffix, method) => {
           await send(server, {
             method,
@@ -727,7 +872,7 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
           });
         },
       ),
-      { numRuns: 30 },
+      60,
     );
   });
 
@@ -737,5 +882,10 @@ describe('fuzzing the running server: never a 5xx, every 4xx in the error shape'
     assert.equal(list.status, 200, list.text);
     const show = await api(server.url, 'GET', `/v1/support/bundles/${bundleId}`, { token: supportToken });
     assert.equal(show.status, 200, show.text);
+    // The agent the fuzzing used throughout was never revoked: its key still works.
+    const signal = await api(server.url, 'POST', '/v1/signals', { token: agent.api_key, body: VALID_SIGNAL });
+    assert.equal(signal.status, 201, signal.text);
+    const agents = await api(server.url, 'GET', '/v1/agents?limit=200', { token: adminToken });
+    assert.equal(agents.status, 200, agents.text);
   });
 });
