@@ -29,6 +29,8 @@ const REQUIRED_FIXTURES = [
   'mixed-crlf-and-utf8',
   'already-redacted',
   'near-miss-keys',
+  'escaped-keys-and-single-quotes',
+  'multi-line-values',
 ];
 const HINTS = ['_token', '_secret', 'api_key'];
 
@@ -514,6 +516,195 @@ describe('RedactStream', () => {
       ),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('JSON keys written with escapes', () => {
+  test('are compared after unescaping', () => {
+    const cases: [string, string][] = [
+      [String.raw`{"api\u005fkey":"S1"}`, String.raw`{"api\u005fkey":"[REDACTED]"}`],
+      [String.raw`{"\u0061pi_key":"S2"}`, String.raw`{"\u0061pi_key":"[REDACTED]"}`],
+      [String.raw`{"api\u005Fkey" : 12}`, String.raw`{"api\u005Fkey" : "[REDACTED]"}`],
+      [
+        String.raw`{"a":{"client\u005f\u0073ecret":{"k":[1]}},"n":1}`,
+        String.raw`{"a":{"client\u005f\u0073ecret":"[REDACTED]"},"n":1}`,
+      ],
+      [
+        String.raw`{"\u0065\u006e\u0072\u006f\u006c\u006c\u005f\u0074\u006f\u006b\u0065\u006e":"S3"}`,
+        String.raw`{"\u0065\u006e\u0072\u006f\u006c\u006c\u005f\u0074\u006f\u006b\u0065\u006e":"[REDACTED]"}`,
+      ],
+      [
+        String.raw`msg=resp body="{\"\\u0061pi_key\":\"S4\"}"`,
+        String.raw`msg=resp body="{\"\\u0061pi_key\":\"[REDACTED]\"}"`,
+      ],
+      [
+        String.raw`{"msg":"raw","raw":"{\"x\\u005ftoken\":7}"}`,
+        String.raw`{"msg":"raw","raw":"{\"x\\u005ftoken\":\"[REDACTED]\"}"}`,
+      ],
+    ];
+    for (const [line, want] of cases) assert.deepEqual(redactLine(line), { line: want, masked: 1 }, line);
+  });
+
+  test('that unescape to a key outside the pattern stay as they are', () => {
+    for (const line of [
+      String.raw`{"api\u005fkeys":"v"}`,
+      String.raw`{"\u0041PI_KEY":"v"}`,
+      String.raw`{"api\\u005fkey":"v"}`,
+      String.raw`{"token":"\u0061pi_key"}`,
+    ])
+      assert.deepEqual(redactLine(line), { line, masked: 0 }, line);
+  });
+
+  test('are found by the stream on lines without any other hint, whatever the chunking', async () => {
+    const clean = 'time=2026-11-20T10:00:00.000Z level=INFO msg="caf\\u00e9 ok" n=1\n'.repeat(40);
+    const input = Buffer.from(`${clean}{"api\\u005fkey":"S_ESC_1"}\n${clean}{"\\u0061pi_key":"S_ESC_2"}\n${clean}`);
+    for (const chunks of [[input], splitEvery(input, 3), splitEvery(input, 1000)]) {
+      const r = await redactChunks(chunks);
+      assert.ok(!r.out.includes('S_ESC_'), r.out.toString('latin1'));
+      assert.equal(r.masked, 2);
+      assert.equal(r.out.length, input.length + 2 * ('"[REDACTED]"'.length - '"S_ESC_1"'.length));
+    }
+  });
+
+  test('are unescaped for extra names too', async () => {
+    const extraKeys = compileExtraKeys(['password']);
+    const r = await redactChunks([Buffer.from('{"p\\u0061ssword":"S_EXTRA_ESC"}\n')], { extraKeys });
+    assert.equal(r.out.toString(), '{"p\\u0061ssword":"[REDACTED]"}\n');
+  });
+});
+
+describe('single-quoted values', () => {
+  test('are masked to their closing quote', () => {
+    const cases: [string, string][] = [
+      ["x_token='S22 single quoted' user=bob", "x_token='[REDACTED]' user=bob"],
+      [String.raw`x_token='it\'s a secret' user=bob`, "x_token='[REDACTED]' user=bob"],
+      [`msg="retry with api_key='a b c' now" n=1`, `msg="retry with api_key='[REDACTED]' now" n=1`],
+      [`{"api_key": 'S j k', "n": 1}`, `{"api_key": '[REDACTED]', "n": 1}`],
+      ["x_token='' user=bob", "x_token='[REDACTED]' user=bob"],
+    ];
+    for (const [line, want] of cases) {
+      const r = redactLine(line);
+      assert.equal(r.line, want, line);
+    }
+  });
+
+  test('an unclosed one is masked to the end of its line', () => {
+    assert.deepEqual(redactLine("level=INFO x_token='S unclosed to the end"), {
+      line: "level=INFO x_token='[REDACTED]'",
+      masked: 1,
+    });
+  });
+
+  test('an apostrophe inside a bare value does not open a quote', () => {
+    assert.deepEqual(redactLine("x_token=it's user=bob"), { line: 'x_token=[REDACTED] user=bob', masked: 1 });
+  });
+});
+
+describe('quoted values over several lines', () => {
+  async function redactText(
+    text: string,
+    chunkSizes = [text.length || 1, 1, 5],
+  ): Promise<{ out: string; masked: number }> {
+    const input = Buffer.from(text, 'utf8');
+    let first: Redacted | undefined;
+    for (const size of chunkSizes) {
+      const r = await redactChunks(splitEvery(input, size));
+      assert.equal(lineCount(r.out), lineCount(input), `line count, ${size}-byte chunks`);
+      if (first) assert.ok(r.out.equals(first.out), `${size}-byte chunks give another output`);
+      first ??= r;
+    }
+    return { out: (first as Redacted).out.toString('utf8'), masked: (first as Redacted).masked };
+  }
+
+  test('the rest of a value is masked on the lines it runs over', async () => {
+    assert.deepEqual(await redactText('api_key="LOG_MULTI\nLINE_A20"\n'), {
+      out: 'api_key="[REDACTED]"\n[REDACTED]\n',
+      masked: 2,
+    });
+    assert.deepEqual(await redactText('a=1 api_key="L1 x\nL2 y\nL3" user=bob\nnext=1 x_token=t\n'), {
+      out: 'a=1 api_key="[REDACTED]"\n[REDACTED]\n[REDACTED] user=bob\nnext=1 x_token=[REDACTED]\n',
+      masked: 4,
+    });
+  });
+
+  test('single-quoted, escaped-JSON and JSON values run over lines the same way', async () => {
+    assert.equal((await redactText("x_token='S1\nS2' user=bob\n")).out, "x_token='[REDACTED]'\n[REDACTED] user=bob\n");
+    assert.equal(
+      (await redactText('{"raw":"{\\"api_key\\":\\"AB\nCD\\"}"}\n')).out,
+      '{"raw":"{\\"api_key\\":\\"[REDACTED]\\"\n[REDACTED]}"}\n',
+    );
+    assert.equal(
+      (await redactText('{"client_secret":"P1\nP2","n":1}\n')).out,
+      '{"client_secret":"[REDACTED]"\n[REDACTED],"n":1}\n',
+    );
+  });
+
+  test('a JSON value that starts on the next line is masked there', async () => {
+    assert.equal(
+      (await redactText('{"client_secret":\n\n  "S_NEXT_LINE",\n  "n": 1}\n')).out,
+      '{"client_secret":\n\n  "[REDACTED]",\n  "n": 1}\n',
+    );
+    assert.equal(
+      (await redactText('{"x_token":\n  12345,\n  "n": 1}\n')).out,
+      '{"x_token":\n  "[REDACTED]",\n  "n": 1}\n',
+    );
+  });
+
+  test('escaped quotes do not end the value, and empty lines stay empty', async () => {
+    assert.equal(
+      (await redactText('api_key="A\n\nB \\" still inside\nC" end=1\n')).out,
+      'api_key="[REDACTED]"\n\n[REDACTED]\n[REDACTED] end=1\n',
+    );
+  });
+
+  test('CRLF line endings are kept', async () => {
+    assert.equal(
+      (await redactText('api_key="A\r\nB\r\nC" x=1\r\n')).out,
+      'api_key="[REDACTED]"\r\n[REDACTED]\r\n[REDACTED] x=1\r\n',
+    );
+  });
+
+  test('a quote opened at the end of a line opens a value unless it closes an enclosing string', async () => {
+    assert.equal(
+      (await redactText('msg=x api_key="\nS_ON_NEXT_LINE"\n')).out,
+      'msg=x api_key="[REDACTED]"\n[REDACTED]\n',
+    );
+    const enclosed = 'msg="config lacks api_key="\nnext line stays\n';
+    assert.deepEqual(await redactText(enclosed), { out: enclosed, masked: 0 });
+  });
+
+  test('the line where a value closes is still scanned from its start', async () => {
+    // After a stray opening quote, the next line's first quote is taken as the closing one;
+    // pairs on that line are masked whichever reading is right.
+    assert.equal(
+      (await redactText('{"client_secret":"cut\n}}}{"refresh_token": "S_AFTER" ]]]\n')).out,
+      '{"client_secret":"[REDACTED]"\n[REDACTED]refresh_token": "[REDACTED]" ]]]\n',
+    );
+    assert.equal(
+      (await redactText('api_key="cut\nmsg="next record" x_token=S_AFTER2\n')).out,
+      'api_key="[REDACTED]"\n[REDACTED]next record" x_token=[REDACTED]\n',
+    );
+  });
+
+  test('a value keeps being masked however many lines it runs over', async () => {
+    const body = Array.from({ length: 3000 }, (_, i) => `LINE_${i}_SECRET`).join('\n');
+    const { out } = await redactText(`api_key="${body}" user=bob\nafter=1\n`, [1 << 16, 4096]);
+    assert.ok(!out.includes('_SECRET'));
+    assert.ok(out.endsWith('[REDACTED] user=bob\nafter=1\n'));
+  });
+
+  test('a value does not run on into the next member', async () => {
+    assert.equal((await redactText('api_key="unterminated')).out, 'api_key="[REDACTED]"');
+    assert.equal((await redactText('next member\n')).out, 'next member\n');
+  });
+
+  test('a line over the limit inside a value is replaced and the value stays open', async () => {
+    const long = 'x'.repeat(MAX_LINE_BYTES + 10);
+    const input = Buffer.from(`api_key="A\n${long}\nB" x=1\n`);
+    for (const size of [input.length, 1 << 20]) {
+      const r = await redactChunks(splitEvery(input, size));
+      assert.equal(r.out.toString(), `api_key="[REDACTED]"\n${longLineMarker(long.length)}\n[REDACTED] x=1\n`);
+    }
   });
 });
 

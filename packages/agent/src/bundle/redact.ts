@@ -18,10 +18,12 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { REDACTED_VALUE, REDACTION_PATTERN } from '@guard/contract/bundle';
 
 /**
- * Every matching key contains one of these substrings, so a line without any of them needs
- * no regex at all. This is what lets clean log text pass at memory speed.
+ * Every matching key contains one of these substrings, or is a JSON key written with a `\u`
+ * escape, so a line without any of them needs no regex at all. This is what lets clean log
+ * text pass at memory speed. (A line continuing a value open on the line before is scanned
+ * whatever it holds.)
  */
-const KEY_HINTS = ['_token', '_secret', 'api_key'];
+const KEY_HINTS = ['_token', '_secret', 'api_key', '\\u'];
 
 /** At most this many `redaction.extra_keys` entries, each at most MAX_EXTRA_KEY_CHARS long. */
 export const MAX_EXTRA_KEYS = 64;
@@ -126,6 +128,25 @@ export function keyMatches(key: string, rules: KeyRules = NO_EXTRA_KEYS): boolea
   return false;
 }
 
+const JSON_ESCAPES: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+function unescapeJson(s: string): string {
+  return s.replace(/\\(u[0-9A-Fa-f]{4}|[^u])/g, (_, e: string) =>
+    e.length === 5 ? String.fromCharCode(Number.parseInt(e.slice(1), 16)) : (JSON_ESCAPES[e] ?? e),
+  );
+}
+
+/**
+ * The key a JSON candidate names, as its writer meant it: `"api\u005fkey"` is `api_key`.
+ * Inside a string (`\"key\":`) two layers of escaping are undone. Bytes are read as UTF-8,
+ * so extra patterns see the same text whether a character was escaped or not.
+ */
+function jsonKeyName(raw: string, escaped: boolean): string {
+  const text = /[\x80-\xff]/.test(raw) ? Buffer.from(raw, 'latin1').toString('utf8') : raw;
+  if (!text.includes('\\')) return text;
+  return escaped ? unescapeJson(unescapeJson(text)) : unescapeJson(text);
+}
+
 export interface LineRedaction {
   line: string;
   masked: number;
@@ -133,53 +154,156 @@ export interface LineRedaction {
 
 /** Redacts one line (no newline inside). Pure; the unit of the golden and property tests. */
 export function redactLine(text: string, rules: KeyRules = NO_EXTRA_KEYS): LineRedaction {
+  const { line, masked } = redactLineIn(text, rules, undefined);
+  return { line, masked };
+}
+
+/** The quote that opened a value: `"`, `'`, or `\"` for a string written inside a string. */
+type Quote = '"' | "'" | '\\"';
+
+/** A value still open where a line ends: the following lines continue it. */
+export type OpenValue =
+  /** A quoted value whose closing quote is not on this line. */
+  | { kind: 'string'; quote: Quote }
+  /** `"key":` ended the line: the JSON value starts on the next line that is not blank. */
+  | { kind: 'json-value'; escaped: boolean };
+
+interface Edit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/**
+ * Redacts one line, given the value left open by the line before it (if any), and returns
+ * the value this line leaves open. A line that continues a value is masked up to the value's
+ * closing quote, and then scanned twice: on from that quote, and afresh from its start, in
+ * case the quote was not the closing one (a stray opening quote on an earlier line); both
+ * readings' masks are applied, so a misread quote can cost text, never a secret.
+ */
+export function redactLineIn(
+  text: string,
+  rules: KeyRules,
+  open: OpenValue | undefined,
+): LineRedaction & { open: OpenValue | undefined } {
   // A CRLF line's CR belongs to no value: an unterminated quoted secret must not eat it.
   const cr = text.endsWith('\r');
   const line = cr ? text.slice(0, -1) : text;
-  let out = '';
-  let copied = 0;
-  let masked = 0;
-  CANDIDATE.lastIndex = 0;
+  const edits: Edit[] = [];
+  let next: OpenValue | undefined;
+  if (open === undefined) {
+    next = scanPairs(line, 0, rules, edits);
+  } else {
+    let resume = 0;
+    if (open.kind === 'string') {
+      const close = stringEnd(line, 0, open.quote);
+      if (close < 0) {
+        // Still inside: the whole line is part of the value.
+        if (line.length > 0) edits.push({ start: 0, end: line.length, text: REDACTED_VALUE });
+        return applyEdits(text, line, cr, edits, open);
+      }
+      if (close > 0) edits.push({ start: 0, end: close, text: REDACTED_VALUE });
+      resume = close;
+    } else {
+      let start = 0;
+      while (start < line.length && SPACE.has(line[start])) start++;
+      if (start === line.length) return applyEdits(text, line, cr, edits, open); // blank: still waiting
+      const span = jsonValueEnd(line, start, open.escaped);
+      if (span.end > start) edits.push({ start, end: span.end, text: `${span.quote}${REDACTED_VALUE}${span.quote}` });
+      if (span.open) return applyEdits(text, line, cr, edits, span.open);
+      resume = span.end;
+    }
+    next = scanPairs(line, resume, rules, edits) ?? scanPairs(line, 0, rules, edits);
+  }
+  return applyEdits(text, line, cr, edits, next);
+}
+
+/**
+ * Finds the matching pairs of line[from...] and adds the edits masking their values; returns
+ * the value left open at the end of the line, if any.
+ */
+function scanPairs(line: string, from: number, rules: KeyRules, edits: Edit[]): OpenValue | undefined {
+  let open: OpenValue | undefined;
+  CANDIDATE.lastIndex = from;
   for (let m = CANDIDATE.exec(line); m !== null; m = CANDIDATE.exec(line)) {
-    const jsonKey = m[2];
-    const key = jsonKey ?? m[3];
+    const rawJsonKey = m[2];
+    const escaped = m[1] === '\\';
+    const key = rawJsonKey === undefined ? m[3] : jsonKeyName(rawJsonKey, escaped);
     const valueStart = m.index + m[0].length;
     if (!keyMatches(key, rules)) {
       // Keep scanning inside the value (`msg="retry api_key=abc"` carries a pair too), and
       // inside what looked like a JSON key: it may be the text between two slog strings,
       // as in `a="x" api_key=s err=": reset"`.
-      if (jsonKey !== undefined) CANDIDATE.lastIndex = m.index + m[1].length + 1;
+      if (rawJsonKey !== undefined) CANDIDATE.lastIndex = m.index + m[1].length + 1;
       continue;
     }
-    const span = jsonKey === undefined ? slogValueEnd(line, valueStart) : jsonValueEnd(line, valueStart, m[1] === '\\');
+    const span =
+      rawJsonKey === undefined ? slogValueEnd(line, valueStart, m.index) : jsonValueEnd(line, valueStart, escaped);
+    open = span.open;
     if (span.end === valueStart) continue; // `api_key=` with nothing after it
-    const replacement = `${span.quote}${REDACTED_VALUE}${span.quote}`;
-    if (line.slice(valueStart, span.end) !== replacement) {
-      out += line.slice(copied, valueStart) + replacement;
-      copied = span.end;
-      masked++;
-    }
+    edits.push({ start: valueStart, end: span.end, text: `${span.quote}${REDACTED_VALUE}${span.quote}` });
     CANDIDATE.lastIndex = span.end;
   }
-  if (masked === 0) return { line: text, masked };
-  return { line: out + line.slice(copied) + (cr ? '\r' : ''), masked };
+  return open;
+}
+
+/**
+ * Applies the edits (overlapping ones, from two readings of a line, merge into one mask) and
+ * counts the values masked; a value that already reads `[REDACTED]` is neither changed nor
+ * counted.
+ */
+function applyEdits(
+  text: string,
+  line: string,
+  cr: boolean,
+  edits: Edit[],
+  open: OpenValue | undefined,
+): LineRedaction & { open: OpenValue | undefined } {
+  edits.sort((a, b) => a.start - b.start || b.end - a.end);
+  let out = '';
+  let copied = 0;
+  let masked = 0;
+  for (let i = 0; i < edits.length; i++) {
+    const { start } = edits[i];
+    let { end, text: mask } = edits[i];
+    while (i + 1 < edits.length && edits[i + 1].start < end) {
+      i++;
+      if (edits[i].end > end) {
+        end = edits[i].end;
+        mask = REDACTED_VALUE;
+      }
+    }
+    if (line.slice(start, end) === mask) continue;
+    out += line.slice(copied, start) + mask;
+    copied = end;
+    masked++;
+  }
+  if (masked === 0) return { line: text, masked, open };
+  return { line: out + line.slice(copied) + (cr ? '\r' : ''), masked, open };
 }
 
 interface ValueSpan {
   end: number;
   /** Quote put around the mask: the value's own in slog; for JSON `"`, or `\"` inside a string. */
   quote: string;
+  /** Set when the value runs past the end of the line (then `end` is the line's length). */
+  open?: OpenValue;
 }
 
-function slogValueEnd(line: string, start: number): ValueSpan {
-  if (line.startsWith('\\"', start)) return { end: escapedStringEnd(line, start + 2), quote: '\\"' };
-  if (line[start] === '"') {
-    const end = quotedStringEnd(line, start + 1);
-    // `msg="config lacks api_key=" user=bob`: a quote followed by whitespace (or nothing)
-    // that is never closed ends an enclosing string; the value is empty.
-    const unclosed = end === line.length && !(end - start >= 2 && line[end - 1] === '"' && line[end - 2] !== '\\');
-    if (unclosed && (start + 1 === line.length || SPACE.has(line[start + 1]))) return { end: start, quote: '' };
-    return { end, quote: '"' };
+function slogValueEnd(line: string, start: number, keyStart: number): ValueSpan {
+  if (line.startsWith('\\"', start)) return stringSpan(line, start + 2, '\\"', '\\"');
+  const q = line[start];
+  if (q === '"' || q === "'") {
+    // `msg="config lacks api_key=" user=bob`: a quote that is never closed on its line,
+    // followed by whitespace or nothing, inside a string opened before the key, closes that
+    // string; the value is empty. Anywhere else it opens a value.
+    if (
+      quotedEnd(line, start + 1, q) < 0 &&
+      (start + 1 === line.length || SPACE.has(line[start + 1])) &&
+      insideQuotes(line, keyStart, q)
+    )
+      return { end: start, quote: '' };
+    return stringSpan(line, start + 1, q, q);
   }
   let i = start;
   while (i < line.length && !SPACE.has(line[i]) && line[i] !== '"') i++;
@@ -187,31 +311,54 @@ function slogValueEnd(line: string, start: number): ValueSpan {
 }
 
 function jsonValueEnd(line: string, start: number, escaped: boolean): ValueSpan {
+  if (start === line.length) return { end: start, quote: '', open: { kind: 'json-value', escaped } };
   // Inside a string, the mask must be an escaped string too, or it would end that string.
   const quote = escaped ? '\\"' : '"';
-  if (escaped && line.startsWith('\\"', start)) return { end: escapedStringEnd(line, start + 2), quote };
+  if (escaped && line.startsWith('\\"', start)) return stringSpan(line, start + 2, '\\"', quote);
   const c = line[start];
-  if (c === '"' && !escaped) return { end: quotedStringEnd(line, start + 1), quote };
+  if (c === '"' && !escaped) return stringSpan(line, start + 1, '"', quote);
+  if (c === "'" && !escaped) return stringSpan(line, start + 1, "'", "'");
   if (c === '{' || c === '[') return { end: containerEnd(line, start, escaped), quote };
   let i = start;
   while (i < line.length && !SPACE.has(line[i]) && !',}]"\\'.includes(line[i])) i++;
   return { end: i, quote };
 }
 
-/** Index after the closing quote of a string opened before `from`; end of line if unclosed. */
-function quotedStringEnd(line: string, from: number): number {
+/** The span of a string opened with `opener` before `from`; open when unclosed on this line. */
+function stringSpan(line: string, from: number, opener: Quote, quote: string): ValueSpan {
+  const end = stringEnd(line, from, opener);
+  if (end >= 0) return { end, quote };
+  return { end: line.length, quote, open: { kind: 'string', quote: opener } };
+}
+
+function stringEnd(line: string, from: number, opener: Quote): number {
+  return opener === '\\"' ? escapedStringEnd(line, from) : quotedEnd(line, from, opener);
+}
+
+/** Index after the closing `q` of a string opened before `from`, or -1 if it is not closed. */
+function quotedEnd(line: string, from: number, q: string): number {
   for (let i = from; i < line.length; i++) {
     if (line[i] === '\\') i++;
-    else if (line[i] === '"') return i + 1;
+    else if (line[i] === q) return i + 1;
   }
-  return line.length;
+  return -1;
+}
+
+/** Whether line[0, end) leaves a `q` string open (an odd number of unescaped `q`). */
+function insideQuotes(line: string, end: number, q: string): boolean {
+  let inside = false;
+  for (let i = 0; i < end; i++) {
+    if (line[i] === '\\') i++;
+    else if (line[i] === q) inside = !inside;
+  }
+  return inside;
 }
 
 /**
- * Index after the closing `\"` of a string written inside another string. Two layers of
- * escaping: the outer one is decoded on the fly (`\\` → `\`, `\"` → `"`), and the inner
- * string ends at the first decoded quote that the inner layer does not escape. A raw `"`
- * ends the enclosing string, so the inner one stops there, unterminated.
+ * Index after the closing `\"` of a string written inside another string, or -1 if it is not
+ * closed on this line. Two layers of escaping: the outer one is decoded on the fly (`\\` →
+ * `\`, `\"` → `"`), and the inner string ends at the first decoded quote that the inner layer
+ * does not escape. A raw `"` ends the enclosing string, so the inner one stops there.
  */
 function escapedStringEnd(line: string, from: number): number {
   let innerEscape = false;
@@ -223,7 +370,7 @@ function escapedStringEnd(line: string, from: number): number {
     else if (ch === '\\') innerEscape = true;
     else if (ch === '"') return i + 1;
   }
-  return line.length;
+  return -1;
 }
 
 /**
@@ -235,11 +382,17 @@ function containerEnd(line: string, start: number, escaped: boolean): number {
   for (let i = start; i < line.length; i++) {
     const c = line[i];
     if (escaped && c === '\\') {
-      if (line[i + 1] === '"') i = escapedStringEnd(line, i + 2) - 1;
-      else i++;
+      if (line[i + 1] !== '"') i++;
+      else {
+        const end = escapedStringEnd(line, i + 2);
+        if (end < 0) return line.length;
+        i = end - 1;
+      }
     } else if (c === '"') {
       if (escaped) return i;
-      i = quotedStringEnd(line, i + 1) - 1;
+      const end = quotedEnd(line, i + 1, '"');
+      if (end < 0) return line.length;
+      i = end - 1;
     } else if (c === '{' || c === '[') depth++;
     else if (c === '}' || c === ']') {
       depth--;
@@ -307,6 +460,8 @@ export class RedactStream extends Transform {
   private readonly observer: LineObserver | undefined;
   private readonly rules: KeyRules;
   private readonly scope: LineFilter;
+  /** The value the last line scanned left open: the next line continues it. */
+  private open: OpenValue | undefined;
 
   constructor(options: RedactStreamOptions = {}) {
     super({ highWaterMark: 1 << 20 });
@@ -362,6 +517,7 @@ export class RedactStream extends Transform {
     if (this.skipping >= 0) this.emitLongLine(this.skipping);
     else if (this.carry.length > 0) this.processLines(this.carry, this.carry.length);
     this.carry = Buffer.alloc(0);
+    this.open = undefined;
     done();
   }
 
@@ -397,7 +553,7 @@ export class RedactStream extends Transform {
     let pos = 0;
     while (pos < end) {
       let lineStart = pos;
-      if (!visitAll) {
+      if (!visitAll && this.open === undefined) {
         let at = -1;
         for (let i = 0; i < next.length; i++) {
           if (next[i] >= 0 && next[i] < pos) next[i] = hay.indexOf(hints[i], pos);
@@ -412,7 +568,7 @@ export class RedactStream extends Transform {
         this.out(buf.subarray(copied, lineStart));
         this.emitLongLine(lineEnd - lineStart);
         copied = lineEnd;
-      } else if (everyLine || !visitAll || hasHint(hay, lineStart, lineEnd, hints)) {
+      } else if (this.open !== undefined || everyLine || !visitAll || hasHint(hay, lineStart, lineEnd, hints)) {
         copied = this.redactLineAt(buf, lineStart, lineEnd, copied);
       }
       pos = lineEnd + 1;
@@ -425,7 +581,8 @@ export class RedactStream extends Transform {
    * not yet pushed (from `copied`) and the redacted line; returns the new `copied`.
    */
   private redactLineAt(buf: Buffer, lineStart: number, lineEnd: number, copied: number): number {
-    const { line, masked } = redactLine(buf.toString('latin1', lineStart, lineEnd), this.rules);
+    const { line, masked, open } = redactLineIn(buf.toString('latin1', lineStart, lineEnd), this.rules, this.open);
+    this.open = open;
     if (masked === 0) return copied;
     this.out(buf.subarray(copied, lineStart));
     this.out(Buffer.from(line, 'latin1'));
