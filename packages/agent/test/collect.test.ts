@@ -19,6 +19,7 @@ import {
   exists,
   extractBundle,
   gunzipText,
+  gzipMember,
   gzipText,
   type Home,
   IS_ROOT,
@@ -1118,6 +1119,144 @@ describe('redaction edge cases', { concurrency: 2 }, () => {
     const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'));
     await verifyBundle(got.path);
     assertNoSecrets(got, ['LONG_HEAD_SECRET', 'LONG_MID_SECRET', 'LONG_TAIL_SECRET']);
+  });
+});
+
+// A segment is archived byte for byte only when it is nothing but well-formed gzip members
+// (RFC 1952) whose headers carry no name, comment or extra field, with no bytes after the
+// last member, and nothing in it needed masking; anything else is rebuilt from its redacted
+// content, or left out when part of it is not gzip data.
+describe('segments copied byte for byte only when clean gzip', { concurrency: 2 }, () => {
+  const line = (msg: string, attrs = '') => `${slogLine('INFO', msg, attrs, 48 * HOUR)}\n`;
+  /** RFC 1952 FLG bits that can carry text: FEXTRA, FNAME, FCOMMENT. */
+  const TEXT_FLAGS = 0x04 | 0x08 | 0x10;
+  /** Asserts `stored` is one clean gzip member (no text-bearing header field, no trailing bytes) holding `text`. */
+  function assertCleanMember(stored: Buffer, text: string, name: string): void {
+    assert.deepEqual([...stored.subarray(0, 3)], [0x1f, 0x8b, 0x08], `${name}: not a gzip member`);
+    assert.equal(stored[3] & TEXT_FLAGS, 0, `${name}: header flags ${stored[3].toString(2)}`);
+    assert.equal(gunzipText(stored), text, `${name}: content`);
+    // The member ends the file: its last four bytes are ISIZE, the content length mod 2^32.
+    assert.equal(stored.readUInt32LE(stored.length - 4), Buffer.byteLength(text), `${name}: trailing bytes`);
+  }
+
+  it('leaves out a segment holding plain text after zero bytes after its gzip member, and records it', async () => {
+    const padded = Buffer.concat([
+      gzipText(line('before the padding')),
+      Buffer.alloc(512),
+      Buffer.from(line('appended after the padding', 'api_key=ZERO_PADDED_SECRET')),
+    ]);
+    const garbage = Buffer.concat([gzipText(line('first')), Buffer.from('\x00\x01api_key=BINARY_TAIL_SECRET\n')]);
+    const home = await makeHome(await dirs.make('trailing'), {
+      log: `${slogLine('INFO', 'current')}\n`,
+      logDirFiles: { 'agent.log.1.gz': padded, 'agent.log.2.gz': garbage },
+    });
+    const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'));
+    await verifyBundle(got.path);
+    assert.deepEqual(sorted(got.names), sorted(BASE_MEMBERS));
+    assertNoSecrets(got, ['ZERO_PADDED_SECRET', 'BINARY_TAIL_SECRET']);
+    for (const name of ['agent.log.1.gz', 'agent.log.2.gz']) {
+      const e = got.manifest.collection_errors.find((c) => c.source === join(home.logDir, name));
+      assert.match(
+        e?.message ?? '',
+        /bytes after the last gzip member/,
+        JSON.stringify(got.manifest.collection_errors),
+      );
+    }
+  });
+
+  it('rebuilds a segment padded with zero bytes after its last member, without the padding', async () => {
+    const text = line('padded segment', 'host=web-01');
+    const home = await makeHome(await dirs.make('zeropad'), {
+      log: `${slogLine('INFO', 'current')}\n`,
+      logDirFiles: { 'agent.log.1.gz': Buffer.concat([gzipText(text), Buffer.alloc(4096)]) },
+    });
+    const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'));
+    assert.deepEqual(got.manifest.collection_errors, []);
+    assertCleanMember(got.members.get('agent.log.1.gz') as Buffer, text, 'agent.log.1.gz');
+    assert.equal(got.manifest.redaction.members['agent.log.1.gz'], 0);
+  });
+
+  it('rebuilds a segment whose gzip header carries a name, comment or extra field holding api_key=', async () => {
+    const [first, second] = [line('clean first member'), line('commented second member')];
+    const texts = {
+      'agent.log.1.gz': line('named member'),
+      'agent.log.2.gz': line('commented member'),
+      'agent.log.3.gz': line('extra field member'),
+      'agent.log.4.gz': first + second,
+    };
+    const home = await makeHome(await dirs.make('fname'), {
+      log: `${slogLine('INFO', 'current')}\n`,
+      logDirFiles: {
+        'agent.log.1.gz': gzipMember(texts['agent.log.1.gz'], { name: 'api_key=FNAME_SECRET' }),
+        'agent.log.2.gz': gzipMember(texts['agent.log.2.gz'], { comment: 'api_key=FCOMMENT_SECRET' }),
+        'agent.log.3.gz': gzipMember(texts['agent.log.3.gz'], { extra: Buffer.from('api_key=FEXTRA_SECRET') }),
+        'agent.log.4.gz': Buffer.concat([
+          gzipMember(first),
+          gzipMember(second, { comment: 'api_key=SECOND_COMMENT_SECRET', headerCrc: true }),
+        ]),
+      },
+    });
+    const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'));
+    await verifyBundle(got.path);
+    assert.deepEqual(got.manifest.collection_errors, []);
+    assertNoSecrets(got, ['FNAME_SECRET', 'FCOMMENT_SECRET', 'FEXTRA_SECRET', 'SECOND_COMMENT_SECRET']);
+    for (const [name, text] of Object.entries(texts)) {
+      assertCleanMember(got.members.get(name) as Buffer, text, name);
+      assert.equal(got.manifest.redaction.members[name], 0, name);
+    }
+  });
+
+  it('copies byte for byte a clean multi-member segment and one with a header CRC', async () => {
+    const multi = Buffer.concat([gzipMember(line('one')), gzipText(line('two')), gzipMember(line('three'))]);
+    const hcrc = gzipMember(line('with a header crc'), { headerCrc: true });
+    const home = await makeHome(await dirs.make('clean-multi'), {
+      log: `${slogLine('INFO', 'current')}\n`,
+      logDirFiles: { 'agent.log.1.gz': multi, 'agent.log.2.gz': hcrc },
+    });
+    const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'));
+    assert.deepEqual(got.manifest.collection_errors, []);
+    assert.equal(sha256(got.members.get('agent.log.1.gz') as Buffer), sha256(multi));
+    assert.equal(sha256(got.members.get('agent.log.2.gz') as Buffer), sha256(hcrc));
+  });
+
+  it('rebuilds a multi-member segment with a secret in a later member into one clean member', async () => {
+    const texts = [line('one'), line('two', 'api_key=LATER_MEMBER_SECRET'), line('three')];
+    const home = await makeHome(await dirs.make('later-secret'), {
+      log: `${slogLine('INFO', 'current')}\n`,
+      logDirFiles: { 'agent.log.1.gz': Buffer.concat(texts.map((t) => gzipMember(t))) },
+    });
+    const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'));
+    assertNoSecrets(got, ['LATER_MEMBER_SECRET']);
+    assertCleanMember(
+      got.members.get('agent.log.1.gz') as Buffer,
+      texts.join('').replace('LATER_MEMBER_SECRET', '[REDACTED]'),
+      'agent.log.1.gz',
+    );
+    assert.equal(got.manifest.redaction.members['agent.log.1.gz'], 1);
+  });
+
+  it('leaves out a segment with a wrong CRC32, a wrong header CRC or reserved header flags', async () => {
+    const text = line('damaged', 'api_key=DAMAGED_SECRET');
+    const badHcrc = gzipMember(text, { headerCrc: true });
+    badHcrc[10] ^= 0xff; // the header CRC16 follows the 10 fixed header bytes
+    const reserved = gzipMember(text);
+    reserved[3] |= 0x20;
+    const home = await makeHome(await dirs.make('damaged'), {
+      log: `${slogLine('INFO', 'current')}\n`,
+      logDirFiles: {
+        'agent.log.1.gz': gzipMember(text, {}, 0x12345678),
+        'agent.log.2.gz': badHcrc,
+        'agent.log.3.gz': reserved,
+      },
+    });
+    const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'));
+    assert.deepEqual(sorted(got.names), sorted(BASE_MEMBERS));
+    assertNoSecrets(got, ['DAMAGED_SECRET']);
+    for (const name of ['agent.log.1.gz', 'agent.log.2.gz', 'agent.log.3.gz'])
+      assert.ok(
+        got.manifest.collection_errors.some((c) => c.source === join(home.logDir, name)),
+        `${name}: ${JSON.stringify(got.manifest.collection_errors)}`,
+      );
   });
 });
 

@@ -5,8 +5,10 @@
 //   2. agent.log: redact the newest ≤ cap bytes into the work dir (the tar header needs the
 //      redacted size first), counting ERROR lines of the last 24 h on the way
 //   3. system.json and config.redacted.json
-//   4. rotated segments newest-first: scan (gunzip + count); copy byte for byte when nothing
-//      is masked, else redact + re-gzip into the work dir; take it if it fits under the cap.
+//   4. rotated segments newest-first: scan (gunzip member by member + count); copy byte for
+//      byte when nothing is masked and the file is nothing but gzip members without header
+//      text fields (gzip-members.ts), else redact + re-gzip its content into the work dir;
+//      take it if it fits under the cap.
 //      Preparing segment N+1 overlaps the archiving of segment N (zstd runs off-thread).
 //   5. BUNDLE-MANIFEST.json last, then fsync, publish with link(), and report
 // Every log member goes through RedactStream: no code path archives a log unredacted.
@@ -19,7 +21,7 @@ import { type FileHandle, lstat, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { constants, createGunzip, createGzip } from 'node:zlib';
+import { constants, createGzip } from 'node:zlib';
 import {
   AGENT_LOG_MEMBER,
   BUNDLE_CAP_BYTES,
@@ -37,6 +39,7 @@ import { AgentError, describeSystemError } from '../errors.ts';
 import type { Progress } from '../progress.ts';
 import { kindOf, NotRegularFileError, openRegularFile } from '../regular-file.ts';
 import { ArchiveWriter, ZLIB_CHUNK_BYTES } from './archive.ts';
+import { byteCopyable, gunzipMembers, newFraming } from './gzip-members.ts';
 import { buildManifest, manifestBytes } from './manifest.ts';
 import {
   createWorkDir,
@@ -323,23 +326,22 @@ class CollectRun {
     let spool: string | undefined;
     try {
       const { size } = await file.stat();
-      if (size === 0) throw new Error('empty file: not a gzip stream');
-      const read = (): Readable =>
-        file.createReadStream({ start: 0, end: size - 1, autoClose: false, highWaterMark: ZLIB_CHUNK_BYTES });
       const scan = new RedactStream({ discard: true });
-      const scanned = read();
-      scanned.on('data', (chunk: Buffer) => progress.advance(chunk.length));
+      const framing = newFraming();
       progress.phase(`scanning ${name}`);
-      await pipeline(scanned, createGunzip({ chunkSize: ZLIB_CHUNK_BYTES }), scan.resume());
-      if (scan.masked === 0) return { name, file, spool: undefined, size, masked: 0 };
+      await pipeline(
+        gunzipMembers(file, size, framing, { chunkBytes: ZLIB_CHUNK_BYTES, onRead: (n) => progress.advance(n) }),
+        scan.resume(),
+      );
+      // Byte for byte only when the file is nothing but clean members and nothing was masked.
+      if (scan.masked === 0 && byteCopyable(framing)) return { name, file, spool: undefined, size, masked: 0 };
 
       spool = join(this.workDir, name);
       const redactor = new RedactStream();
       progress.phase(`redacting ${name}`);
       try {
         await pipeline(
-          read(),
-          createGunzip({ chunkSize: ZLIB_CHUNK_BYTES }),
+          gunzipMembers(file, size, newFraming(), { chunkBytes: ZLIB_CHUNK_BYTES }),
           redactor,
           createGzip({ level: GZIP_LEVEL, chunkSize: ZLIB_CHUNK_BYTES }),
           createWriteStream(spool, { flags: 'wx', mode: 0o600 }),
