@@ -1069,3 +1069,196 @@ describe('properties', () => {
     );
   });
 });
+
+// ---------------------------------------------------------------------------------------
+// Properties of the forms that got past the redactor once: JSON keys written with escapes,
+// single-quoted values, values running over several lines. A case is a piece of log text
+// (one or more lines) and the secrets in it.
+
+interface TextCase {
+  text: string;
+  secrets: string[];
+}
+
+/** `key` with each char chosen by `mask` written as a JSON \u escape (hex in either case). */
+function escapeKeyChars(key: string, mask: boolean[], upper: boolean): string {
+  let out = '';
+  for (const [i, ch] of [...key].entries()) {
+    const hex = ch.charCodeAt(0).toString(16).padStart(4, '0');
+    out += mask[i % mask.length] ? `\\u${upper ? hex.toUpperCase() : hex}` : ch;
+  }
+  return out;
+}
+
+const escapedKeyCase: fc.Arbitrary<TextCase> = fc
+  .tuple(
+    jsonWithSecret(secret),
+    fc.array(fc.boolean(), { minLength: 1, maxLength: 12 }),
+    fc.boolean(),
+    fc.constantFrom('json-line', 'json-in-json-string', 'json-in-slog-string'),
+  )
+  .chain(([{ doc, secretValue }, mask, upper, shape]) => {
+    // The matching key is the only key with `_` or `.` in it (filler keys are plain words).
+    const text = JSON.stringify(doc);
+    const found = /"([a-z0-9.]*(?:api_key|_token|_secret))":/.exec(text);
+    const key = found?.[1] ?? '';
+    // At least one escape, so the key never appears literally.
+    const escapedKey = escapeKeyChars(key, mask.some(Boolean) ? mask : [true], upper);
+    const inner = text.replace(`"${key}":`, `"${escapedKey}":`);
+    const line =
+      shape === 'json-line'
+        ? inner
+        : shape === 'json-in-json-string'
+          ? JSON.stringify({ time: '2026-11-20T10:00:00.000Z', msg: 'raw payload', raw: inner })
+          : `${PREFIX} msg="register response" body=${slogQuote(inner)}`;
+    return fc.constant({ text: line, secrets: [secretValue] });
+  });
+
+/** Text for inside single quotes: spaces, double quotes and escaped single quotes included. */
+const singleQuotedSecret = fc
+  .tuple(secret, fc.array(fc.tuple(fc.constantFrom(' ', "\\'", '"', ' = ', ': '), secret), { maxLength: 3 }))
+  .map(([first, rest]) => ({
+    value: first + rest.map(([sep, s]) => sep + s).join(''),
+    secrets: [first, ...rest.map(([, s]) => s)],
+  }));
+
+const singleQuoteCase: fc.Arbitrary<TextCase> = fc
+  .tuple(
+    fc.array(slogFiller, { maxLength: 3 }),
+    matchingKey,
+    singleQuotedSecret,
+    fc.constantFrom('slog', 'in-message', 'json'),
+    fc.array(slogFiller, { maxLength: 3 }),
+  )
+  .map(([before, key, { value, secrets }, shape, after]) => {
+    const attr =
+      shape === 'slog'
+        ? `${key}='${value}'`
+        : shape === 'in-message'
+          ? `msg="retrying with ${key}='${value.replace(/"/g, '\\"')}' now"`
+          : `{"msg":"event",${JSON.stringify(key)}: '${value}', "n": 1}`;
+    return { text: [PREFIX, ...before, attr, ...after].join(' '), secrets };
+  });
+
+const multiLineCase: fc.Arbitrary<TextCase> = fc
+  .tuple(
+    fc.array(slogFiller, { maxLength: 3 }),
+    matchingKey,
+    fc.array(secret, { minLength: 2, maxLength: 5 }),
+    fc.array(fc.constantFrom('\n', '\r\n', '\n\n', '\n   '), { minLength: 4, maxLength: 4 }),
+    fc.constantFrom('slog-double', 'slog-single', 'json', 'json-in-string', 'json-value-next-line'),
+    fc.array(slogFiller, { maxLength: 3 }),
+  )
+  .map(([before, key, pieces, ends, shape, after]) => {
+    let value = pieces[0];
+    for (let i = 1; i < pieces.length; i++) value += ends[i % ends.length] + pieces[i];
+    const tail = after.length > 0 ? ` ${after.join(' ')}` : '';
+    const head = [PREFIX, ...before].join(' ');
+    const text =
+      shape === 'slog-double'
+        ? `${head} ${key}="${value}"${tail}`
+        : shape === 'slog-single'
+          ? `${head} ${key}='${value}'${tail}`
+          : shape === 'json'
+            ? `{"msg":"event",${JSON.stringify(key)}:"${value}","n":1}`
+            : shape === 'json-in-string'
+              ? `{"msg":"raw","raw":"{\\"${key}\\":\\"${value}\\",\\"n\\":1}"}`
+              : `{"msg":"event",${JSON.stringify(key)}:${ends[0]}"${value}",${ends[1]}"n":1}`;
+    return { text, secrets: pieces };
+  });
+
+/** Joins 1-3 cases, with plain lines around them, and checks that no secret survives. */
+function noSecretSurvives(cases: fc.Arbitrary<TextCase>) {
+  return fc.asyncProperty(
+    fc.array(fc.tuple(cases, lineEnd, fc.array(slogFiller, { maxLength: 3 })), { minLength: 1, maxLength: 3 }),
+    fc.boolean(),
+    fc.uniqueArray(fc.nat(), { maxLength: 8 }),
+    async (parts, finalNewline, cuts) => {
+      let input = '';
+      for (const [i, [c, end, plain]] of parts.entries()) {
+        input += `${c.text}${end}${[PREFIX, ...plain].join(' ')}`;
+        if (i < parts.length - 1 || finalNewline) input += end;
+      }
+      const all = parts.flatMap(([c]) => c.secrets);
+      // A secret that also happens to occur in filler text cannot be told apart; skip it.
+      for (const s of all) fc.pre(occurrences(input, s) === all.filter((o) => o === s).length);
+      const inputBytes = Buffer.from(input, 'utf8');
+      const whole = await redactChunks([inputBytes]);
+      const out = whole.out.toString('utf8');
+      for (const s of all) assert.ok(!out.includes(s), `secret ${s} survived:\n${input}\n---\n${out}`);
+      assert.equal(lineCount(whole.out), lineCount(inputBytes));
+      const cut = await redactChunks(
+        splitAt(
+          inputBytes,
+          cuts.map((c) => c % (inputBytes.length + 1)),
+        ),
+      );
+      assert.ok(cut.out.equals(whole.out), 'output depends on the chunk boundaries');
+      assert.equal(cut.masked, whole.masked);
+    },
+  );
+}
+
+describe('properties of escaped keys, single quotes and values over several lines', () => {
+  test('a value under a matching JSON key written with escapes never survives', async () => {
+    await fc.assert(noSecretSurvives(escapedKeyCase), { numRuns: 1000 });
+  });
+
+  test('a single-quoted value under a matching key never survives', async () => {
+    await fc.assert(noSecretSurvives(singleQuoteCase), { numRuns: 1000 });
+  });
+
+  test('a quoted value running over several lines never survives', async () => {
+    await fc.assert(noSecretSurvives(multiLineCase), { numRuns: 1000 });
+  });
+
+  test('any text keeps its line count, and its output does not depend on chunking', async () => {
+    const fragments = [
+      'api_key=',
+      'x_token=',
+      '"a_secret":',
+      '\\"api_key\\":',
+      '"api\\u005fkey":',
+      '"x_token":',
+      '"',
+      "'",
+      '\\"',
+      '\\',
+      '\\u',
+      '{',
+      '}',
+      '[',
+      ']',
+      ' ',
+      '=',
+      ':',
+      ',',
+      'msg=',
+      'abc',
+      'é',
+      '\r',
+      '\n',
+      '\r\n',
+      '[REDACTED]',
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom(...fragments), { maxLength: 80 }).map((p) => Buffer.from(p.join(''), 'utf8')),
+        fc.uniqueArray(fc.nat(), { maxLength: 10 }),
+        async (input, cuts) => {
+          const whole = await redactChunks([input]);
+          assert.equal(lineCount(whole.out), lineCount(input));
+          const cut = await redactChunks(
+            splitAt(
+              input,
+              cuts.map((c) => c % (input.length + 1)),
+            ),
+          );
+          assert.ok(cut.out.equals(whole.out), `chunking changed the output of ${JSON.stringify(input.toString())}`);
+          assert.equal(cut.masked, whole.masked);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});
