@@ -11,9 +11,6 @@ export const DEFAULT_LOG_PATH = '/var/log/guard/agent.log';
 export const DEFAULT_STATE_DIR = '/var/lib/guard';
 /** A config file is a few KiB; refuse anything that is clearly not one. */
 export const CONFIG_MAX_BYTES = 1024 * 1024;
-/** Limits of `redaction.extra_keys`: a list an operator writes by hand, not a dictionary. */
-export const EXTRA_KEYS_MAX = 100;
-export const EXTRA_KEY_MAX_CHARS = 200;
 
 export interface AgentConfig {
   /** The config file read, or undefined when it was not (absent at the default path, or `unread`). */
@@ -64,7 +61,7 @@ export async function loadConfig(
       // A directory is a mistake in --config, never a file someone planted: always an error.
       if (asSource && error.kind !== 'directory')
         return {
-          ...fromDocument(undefined, {}),
+          ...(await fromDocument(undefined, {})),
           unread: { source: path, message: `left out: ${error.message} (log_path and state_dir took their defaults)` },
         };
       throw new AgentError('config', `config file ${path} is ${error.message}`);
@@ -103,7 +100,7 @@ async function readConfigText(path: string, followLinks: boolean): Promise<strin
   }
 }
 
-function fromDocument(source: string | undefined, doc: Record<string, unknown>): AgentConfig {
+async function fromDocument(source: string | undefined, doc: Record<string, unknown>): Promise<AgentConfig> {
   const base = source ? dirname(source) : '/';
   const pathKey = (key: string, fallback: string): string => {
     const value = doc[key] ?? fallback;
@@ -122,16 +119,17 @@ function fromDocument(source: string | undefined, doc: Record<string, unknown>):
     logPath,
     stateDir,
     environment,
-    extraKeys: extraKeysOf(doc.redaction, source),
+    extraKeys: await extraKeysOf(doc.redaction, source),
   };
 }
 
 /**
  * `redaction: {extra_keys: [...]}`: attribute keys masked in log members on top of the
- * contract pattern. Each entry is a key name or an anchored pattern (`^...$`). A typo here
- * would let a secret through silently, so anything unexpected is an error.
+ * contract pattern. The entries are checked by the redactor's own compileExtraKeys (loaded
+ * only when there are some), so what loads here is exactly what collect can compile. A
+ * typo here would let a secret through silently, so anything unexpected is an error.
  */
-function extraKeysOf(value: unknown, source: string | undefined): string[] {
+async function extraKeysOf(value: unknown, source: string | undefined): Promise<string[]> {
   const fail = (what: string): never => {
     throw new AgentError('config', `config key redaction${what} (in ${source})`);
   };
@@ -143,27 +141,12 @@ function extraKeysOf(value: unknown, source: string | undefined): string[] {
   const list = (value as { extra_keys?: unknown }).extra_keys;
   if (list === undefined || list === null) return [];
   if (!Array.isArray(list)) return fail('.extra_keys must be a list of key names or ^...$ patterns');
-  if (list.length > EXTRA_KEYS_MAX) fail(`.extra_keys holds ${list.length} entries; at most ${EXTRA_KEYS_MAX}`);
-  const keys: string[] = [];
-  for (const [i, entry] of list.entries()) {
-    const at = `.extra_keys[${i}]`;
-    if (typeof entry !== 'string') fail(`${at} must be a string (a key name or a ^...$ pattern)`);
-    const key = entry as string;
-    if (key.trim() === '') fail(`${at} must not be empty`);
-    if (key.length > EXTRA_KEY_MAX_CHARS)
-      fail(`${at} is ${key.length} characters long; at most ${EXTRA_KEY_MAX_CHARS}`);
-    if (key.startsWith('^') || key.endsWith('$')) {
-      if (!(key.startsWith('^') && key.endsWith('$') && key.length > 2))
-        fail(`${at} (${JSON.stringify(key)}) must be a key name or a pattern anchored at both ends (^...$)`);
-      try {
-        new RegExp(key);
-      } catch (error) {
-        fail(`${at} (${JSON.stringify(key)}) is not a valid regular expression: ${(error as Error).message}`);
-      }
-    } else if (!/^[^\s"'=:\\]+$/.test(key)) {
-      fail(`${at} (${JSON.stringify(key)}) is not a key name: no spaces, quotes, '=', ':' or '\\'`);
-    }
-    keys.push(key);
+  if (list.length === 0) return [];
+  const { compileExtraKeys } = await import('./bundle/redact.ts');
+  try {
+    compileExtraKeys(list);
+  } catch (error) {
+    throw new AgentError('config', `config file ${source}: ${(error as Error).message}`);
   }
-  return keys;
+  return [...(list as string[])];
 }

@@ -1260,6 +1260,78 @@ describe('segments copied byte for byte only when clean gzip', { concurrency: 2 
   });
 });
 
+// redaction.extra_keys in agent.yaml: keys masked on top of the contract pattern, in every
+// log member, and listed in the manifest's redaction block.
+describe('redaction.extra_keys', { concurrency: 2 }, () => {
+  const extraKeys = ['password', 'authorization', 'aws_secret_access_key', '^x-.*-key$'];
+  const logLines = [
+    slogLine('INFO', 'db connect', 'user=app password=HUNTER2_PW host=db-01'),
+    slogLine('INFO', 'outbound', 'req.headers.authorization="Bearer BEARER_TOKEN_VALUE" status=200'),
+    JSON.stringify({ level: 'INFO', msg: 's3', aws: { aws_secret_access_key: 'AWS_SECRET_VALUE', region: 'eu' } }),
+    slogLine('INFO', 'custom header', 'x-tenant-key=CUSTOM_HEADER_KEY x-trace=keep-me'),
+    slogLine('INFO', 'contract key still masked', 'api_key=CONTRACT_KEY_VALUE'),
+  ];
+  const segmentLine = slogLine('INFO', 'old', 'Password=SEGMENT_PW user=bob', 48 * HOUR);
+  const cleanSegment = gzipText(`${slogLine('INFO', 'nothing to mask', 'user=bob', 72 * HOUR)}\n`);
+  const secrets = [
+    'HUNTER2_PW',
+    'BEARER_TOKEN_VALUE',
+    'AWS_SECRET_VALUE',
+    'CUSTOM_HEADER_KEY',
+    'CONTRACT_KEY_VALUE',
+    'SEGMENT_PW',
+  ];
+  const files = () => ({
+    log: `${logLines.join('\n')}\n`,
+    logDirFiles: { 'agent.log.1.gz': gzipText(`${segmentLine}\n`), 'agent.log.2.gz': cleanSegment },
+  });
+
+  it('masks the extra keys in agent.log and in segments, and lists them in the manifest', async () => {
+    const home = await makeHome(await dirs.make('extra-keys'), {
+      ...files(),
+      config: { redaction: { extra_keys: extraKeys } },
+    });
+    const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'));
+    await verifyBundle(got.path);
+    assertNoSecrets(got, secrets);
+    const r = got.manifest.redaction;
+    assert.equal(r.pattern, REDACTION_PATTERN);
+    assert.deepEqual(r.extra_keys, extraKeys);
+    assert.deepEqual(r.members, { 'agent.log': 5, 'agent.log.1.gz': 1, 'agent.log.2.gz': 0 });
+    assert.equal(r.values_masked, 6);
+    const log = got.texts.get('agent.log') ?? '';
+    assert.match(log, /password=\[REDACTED\] host=db-01/);
+    assert.match(log, /x-trace=keep-me/);
+    assert.match(got.texts.get('agent.log.1.gz') ?? '', /Password=\[REDACTED\] user=bob/);
+    assert.equal(sha256(got.members.get('agent.log.2.gz') as Buffer), sha256(cleanSegment));
+  });
+
+  it('without extra_keys, masks the contract pattern only: password= and Authorization stay, no extra_keys field', async () => {
+    const home = await makeHome(await dirs.make('no-extra-keys'), files());
+    const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'));
+    assertNoSecrets(got, ['CONTRACT_KEY_VALUE']);
+    const log = got.texts.get('agent.log') ?? '';
+    for (const kept of ['HUNTER2_PW', 'BEARER_TOKEN_VALUE', 'AWS_SECRET_VALUE', 'CUSTOM_HEADER_KEY'])
+      assert.ok(log.includes(kept), `${kept} was masked without extra_keys`);
+    assert.deepEqual(Object.keys(got.manifest.redaction), ['pattern', 'values_masked', 'members']);
+    assert.equal(got.manifest.redaction.values_masked, 1);
+  });
+
+  it('exits 1 naming the file and the entry for an invalid extra key, and writes nothing', async () => {
+    const home = await makeHome(await dirs.make('bad-extra-keys'), {
+      ...files(),
+      config: { redaction: { extra_keys: ['password', '^(broken$'] } },
+    });
+    const target = join(home.root, 'out', 'b.tar.zst');
+    const run = await runCli(collectArgs(home, target));
+    assert.equal(run.code, 1, describeRun(run));
+    assert.equal(run.stdout, '');
+    assert.ok(run.stderr.includes(home.configPath), run.stderr);
+    assert.match(run.stderr, /extra_keys\[1\].*not a valid regular expression/);
+    await assertNothingLeft(target);
+  });
+});
+
 describe('redaction speed', () => {
   // DESIGN §8: redaction runs near memory speed, the regex only on the lines that hold a key
   // hint. Compared with the same log without secrets (timed just before, so machine load

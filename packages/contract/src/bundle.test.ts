@@ -42,6 +42,15 @@ describe('parseManifest', () => {
     assert.deepEqual(parseManifest(valid), { ...valid, collection_errors: [] });
   });
 
+  test('keeps redaction.extra_keys when present (agents configured with redaction.extra_keys)', () => {
+    const withExtra = { ...valid, redaction: { ...valid.redaction, extra_keys: ['password', '^x-.*-key$'] } };
+    assert.deepEqual(parseManifest(withExtra), { ...withExtra, collection_errors: [] });
+  });
+
+  test('adds no redaction.extra_keys to a manifest without it', () => {
+    assert.equal('extra_keys' in parseManifest(valid).redaction, false);
+  });
+
   const broken: [string, unknown, RegExp][] = [
     ['not an object', [], /the document must be a JSON object/],
     ['wrong bundle_version', { ...valid, bundle_version: 2 }, /bundle_version/],
@@ -57,6 +66,16 @@ describe('parseManifest', () => {
     ['duplicate member', { ...valid, contents: [valid.contents[0], valid.contents[0]] }, /unique/],
     ['members counts', { ...valid, redaction: { ...valid.redaction, members: { a: 'x' } } }, /redaction\.members/],
     ['collection errors', { ...valid, collection_errors: [{ source: 1 }] }, /collection_errors/],
+    [
+      'extra keys that are not a list',
+      { ...valid, redaction: { ...valid.redaction, extra_keys: 'password' } },
+      /redaction\.extra_keys must be an array of strings/,
+    ],
+    [
+      'extra keys that are not strings',
+      { ...valid, redaction: { ...valid.redaction, extra_keys: ['password', 1] } },
+      /redaction\.extra_keys must be an array of strings/,
+    ],
   ];
   for (const [name, doc, re] of broken) {
     test(`refuses a manifest with ${name}`, () => {

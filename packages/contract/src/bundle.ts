@@ -49,6 +49,12 @@ export interface BundleManifest {
     pattern: string;
     values_masked: number;
     members: Record<string, number>;
+    /**
+     * The operator's `redaction.extra_keys` (key names and ^...$ patterns masked on top of
+     * `pattern`), present only when the agent was configured with some: a manifest without
+     * it is exactly the contract's.
+     */
+    extra_keys?: string[];
   };
   collection_errors: CollectionError[];
 }
@@ -97,6 +103,8 @@ export function parseManifest(value: unknown): BundleManifest {
     fail('redaction.values_masked', 'a non-negative integer');
   if (!isRecord(r.members) || !Object.values(r.members).every((n) => Number.isSafeInteger(n) && (n as number) >= 0))
     fail('redaction.members', 'an object of non-negative integers');
+  if (r.extra_keys !== undefined && (!Array.isArray(r.extra_keys) || !r.extra_keys.every((k) => typeof k === 'string')))
+    fail('redaction.extra_keys', 'an array of strings');
   const errors = value.collection_errors ?? [];
   if (
     !Array.isArray(errors) ||
@@ -115,6 +123,7 @@ export function parseManifest(value: unknown): BundleManifest {
       pattern: v.redaction.pattern,
       values_masked: v.redaction.values_masked,
       members: { ...v.redaction.members },
+      ...(v.redaction.extra_keys === undefined ? {} : { extra_keys: [...v.redaction.extra_keys] }),
     },
     collection_errors: (errors as CollectionError[]).map(({ source, message }) => ({ source, message })),
   };

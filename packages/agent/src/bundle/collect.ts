@@ -50,7 +50,7 @@ import {
   removeWorkDir,
   tempBundleName,
 } from './output.ts';
-import { RedactStream } from './redact.ts';
+import { compileExtraKeys, type KeyRules, RedactStream } from './redact.ts';
 import { redactConfig } from './redact-config.ts';
 import { SegmentSelector } from './select-segments.ts';
 import { collectSystemInfo, ErrorLineCounter, type SystemSources } from './system-info.ts';
@@ -85,6 +85,7 @@ export interface CollectResult {
 
 export async function collectBundle(options: CollectOptions): Promise<CollectResult> {
   const { config, progress } = options;
+  const extraKeys = compileRules(config);
   const generatedAt = options.now();
   const target = resolve(options.cwd, options.out ?? defaultBundlePath(config.stateDir, generatedAt));
   await refuseExisting(target);
@@ -92,7 +93,7 @@ export async function collectBundle(options: CollectOptions): Promise<CollectRes
   const workDir = await createWorkDir(dirname(target));
   try {
     const tempFile = join(workDir, tempBundleName(target));
-    const run = new CollectRun(options, workDir, generatedAt);
+    const run = new CollectRun(options, workDir, generatedAt, extraKeys);
     const result = await run.build(tempFile);
     await publish(tempFile, target);
     return { path: target, ...result };
@@ -120,11 +121,15 @@ class CollectRun {
   private readonly generatedAt: Date;
   private readonly cap: number;
 
-  constructor(options: CollectOptions, workDir: string, generatedAt: Date) {
+  /** The operator's redaction.extra_keys, compiled once, given to every RedactStream. */
+  private readonly extraKeys: KeyRules;
+
+  constructor(options: CollectOptions, workDir: string, generatedAt: Date, extraKeys: KeyRules) {
     this.options = options;
     this.workDir = workDir;
     this.generatedAt = generatedAt;
     this.cap = options.capBytes ?? BUNDLE_CAP_BYTES;
+    this.extraKeys = extraKeys;
   }
 
   async build(tempFile: string): Promise<Omit<CollectResult, 'path'>> {
@@ -170,6 +175,7 @@ class CollectRun {
       trimmedSegments: trimmed,
       maskedByMember: this.masked,
       collectionErrors: this.errors,
+      extraKeys: config.extraKeys,
     });
     progress.phase('finishing');
     await archive.addBuffer(MANIFEST_MEMBER, manifestBytes(manifest)); // not listed in contents
@@ -278,6 +284,7 @@ class CollectRun {
       const spool = join(this.workDir, AGENT_LOG_MEMBER);
       const counter = new ErrorLineCounter(this.generatedAt);
       const redactor = new RedactStream({
+        extraKeys: this.extraKeys,
         observer: { needle: Buffer.from('ERROR'), onLine: (l) => counter.onLine(l) },
       });
       // Read up to the size seen now: lines the agent appends meanwhile belong to the next bundle.
@@ -326,7 +333,7 @@ class CollectRun {
     let spool: string | undefined;
     try {
       const { size } = await file.stat();
-      const scan = new RedactStream({ discard: true });
+      const scan = new RedactStream({ discard: true, extraKeys: this.extraKeys });
       const framing = newFraming();
       progress.phase(`scanning ${name}`);
       await pipeline(
@@ -337,7 +344,7 @@ class CollectRun {
       if (scan.masked === 0 && byteCopyable(framing)) return { name, file, spool: undefined, size, masked: 0 };
 
       spool = join(this.workDir, name);
-      const redactor = new RedactStream();
+      const redactor = new RedactStream({ extraKeys: this.extraKeys });
       progress.phase(`redacting ${name}`);
       try {
         await pipeline(
@@ -372,6 +379,15 @@ class CollectRun {
   private fail(source: string, error: unknown): void {
     const message = error instanceof NotRegularFileError ? `left out: ${error.message}` : describeSystemError(error);
     this.errors.push({ source, message });
+  }
+}
+
+/** Compiles redaction.extra_keys (already checked by loadConfig); a bad entry is a config error. */
+function compileRules(config: AgentConfig): KeyRules {
+  try {
+    return compileExtraKeys(config.extraKeys);
+  } catch (error) {
+    throw new AgentError('config', `config file ${config.source}: ${(error as Error).message}`);
   }
 }
 

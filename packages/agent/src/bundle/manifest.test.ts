@@ -58,3 +58,21 @@ test('an empty bundle has zero masked values and empty lists', () => {
   assert.deepEqual(m.redaction.members, {});
   assert.deepEqual(m.trimmed_segments, []);
 });
+
+test("records the operator's extra keys in redaction.extra_keys, after the contract fields", () => {
+  const m = buildManifest({ ...input, extraKeys: ['password', '^x-.*-key$'] });
+  assert.deepEqual(m.redaction, {
+    pattern: REDACTION_PATTERN_SOURCE,
+    values_masked: 3,
+    members: { 'agent.log': 3, 'agent.log.1.gz': 0 },
+    extra_keys: ['password', '^x-.*-key$'],
+  });
+  assert.deepEqual(parseManifest(JSON.parse(manifestBytes(m).toString())), m);
+});
+
+test('without extra keys the redaction block holds exactly the contract fields', () => {
+  for (const extraKeys of [undefined, []]) {
+    const m = buildManifest({ ...input, extraKeys });
+    assert.deepEqual(Object.keys(m.redaction), ['pattern', 'values_masked', 'members']);
+  }
+});

@@ -16,9 +16,14 @@ export interface ManifestInput {
   /** Values masked per log member; members with no count are reported as 0. */
   maskedByMember: Map<string, number>;
   collectionErrors: CollectionError[];
+  /** The operator's `redaction.extra_keys`; recorded only when there are some. */
+  extraKeys?: readonly string[];
 }
 
-/** Builds BUNDLE-MANIFEST.json exactly as the contract (DESIGN §3) lays it out. */
+/**
+ * Builds BUNDLE-MANIFEST.json exactly as the contract (DESIGN §3) lays it out; the one
+ * addition, redaction.extra_keys, appears only when the operator configured extra keys.
+ */
 export function buildManifest(input: ManifestInput): BundleManifest {
   const members: Record<string, number> = {};
   let valuesMasked = 0;
@@ -33,7 +38,12 @@ export function buildManifest(input: ManifestInput): BundleManifest {
     trigger: input.trigger,
     contents: input.contents,
     trimmed_segments: input.trimmedSegments,
-    redaction: { pattern: REDACTION_PATTERN_SOURCE, values_masked: valuesMasked, members },
+    redaction: {
+      pattern: REDACTION_PATTERN_SOURCE,
+      values_masked: valuesMasked,
+      members,
+      ...(input.extraKeys?.length ? { extra_keys: [...input.extraKeys] } : {}),
+    },
     collection_errors: input.collectionErrors,
   };
 }
