@@ -5,12 +5,24 @@
 
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { constructEvent } from '@guard/webhooks';
-import { isErrorShape, type Loose, sleep, waitFor } from './harness.ts';
+import {
+  api,
+  enrollAgent,
+  freePort,
+  isErrorShape,
+  type Loose,
+  type SpawnedServer,
+  setupCli,
+  sleep,
+  spawnServer,
+  stopSpawned,
+  waitFor,
+} from './harness.ts';
 import {
   addUserToken,
   apiCall,
@@ -679,6 +691,104 @@ describe('retries and failures', () => {
   });
 });
 
+describe('failure logs (the real bin/guard-server, its log on stdout)', () => {
+  it('logs each failed attempt at warn with endpoint, delivery, attempt, reason and next retry, and never the secret, header values or body', {
+    timeout: 60_000,
+  }, async () => {
+    const dir = await mkdtemp(join(os.tmpdir(), 'guard-webhook-logs-'));
+    const caFile = join(dir, 'ca.pem');
+    await writeFile(caFile, tls.caPem);
+    const dataDir = join(dir, 'data');
+    let spawned: SpawnedServer | undefined;
+    const previousCa = process.env.NODE_EXTRA_CA_CERTS;
+    try {
+      const setup = await setupCli(dataDir);
+      process.env.NODE_EXTRA_CA_CERTS = caFile;
+      spawned = await spawnServer(dataDir, await freePort(), [
+        '--webhook-allow-private',
+        '--webhook-retry-schedule',
+        '0,200ms',
+        '--webhook-timeout-ms',
+        '2000',
+      ]);
+      const agent = await enrollAgent(spawned.url, setup.enroll_token);
+      const failing = path('logged-500');
+      const fine = path('logged-200');
+      const responseBody = `receiver-body-${randomUUID()}`;
+      receiver.on(failing, () => ({ status: 500, body: responseBody }));
+      const headerValue = `Bearer log-${randomUUID()}`;
+      const create = async (url: string) => {
+        const res = await api(spawned?.url ?? '', 'POST', '/v1/webhooks/endpoints', {
+          token: setup.admin_token,
+          body: { name: 'logged', url, headers: { Authorization: headerValue } },
+        });
+        assert.equal(res.status, 201, res.text);
+        return res.json as { id: string; secret: string };
+      };
+      const bad = await create(receiver.url(failing));
+      const good = await create(receiver.url(fine));
+      const closedPort = await freePort();
+      const refused = await create(`https://127.0.0.1:${closedPort}/nobody-listens`);
+      const description = `log-test-description-${randomUUID()}`;
+      const sig = await api(spawned.url, 'POST', '/v1/signals', {
+        token: agent.api_key,
+        body: { ...SIGNAL, description },
+      });
+      assert.equal(sig.status, 201, sig.text);
+      await receiver.waitForHits(fine, 1);
+
+      type Line = Record<string, Loose>;
+      const failures = (endpointId: string): Line[] =>
+        spawned
+          ?.output()
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as Line)
+          .filter((l) => l.endpointId === endpointId && l.attempt !== undefined) ?? [];
+      await waitFor(
+        () => failures(bad.id).length >= 2 && failures(refused.id).length >= 2,
+        'two logged failures per failing endpoint',
+        10_000,
+      );
+      const [first, last] = failures(bad.id);
+      for (const line of [first, last]) {
+        assert.equal(line.level, 40, 'warn');
+        assert.match(line.msg, /webhook delivery attempt failed/);
+        assert.match(line.deliveryId, UUID);
+        assert.equal(line.status, 500);
+        assert.match(line.error, /HTTP 500/);
+      }
+      assert.equal(first.deliveryId, last.deliveryId);
+      assert.deepEqual([first.attempt, last.attempt], [1, 2]);
+      assert.match(first.nextAttemptAt, ISO_UTC, 'a retry follows the first attempt');
+      assert.equal(last.nextAttemptAt, null, 'the schedule is exhausted after the second');
+      assert.equal(last.outcome, 'failed');
+      assert.equal(first.outcome, 'retrying');
+      const [conn] = failures(refused.id);
+      assert.equal(conn.status, null);
+      assert.match(conn.error, /ECONNREFUSED/);
+      assert.deepEqual(failures(good.id), [], 'a successful delivery logs nothing');
+
+      const out = spawned.output();
+      for (const secret of [
+        bad.secret,
+        good.secret,
+        refused.secret,
+        headerValue,
+        headerValue.slice(7),
+        description,
+        responseBody,
+      ])
+        assert.ok(!out.includes(secret), `the log holds ${secret}`);
+    } finally {
+      if (previousCa === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
+      else process.env.NODE_EXTRA_CA_CERTS = previousCa;
+      if (spawned) await stopSpawned(spawned);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('isolation between endpoints (own server: 3 s timeout, 4 connections per endpoint)', () => {
   // A longer timeout than the main server's: "arrived before any hanging attempt timed out"
   // then has a wide margin. Hanging requests end when their receiver closes.
@@ -918,8 +1028,10 @@ describe('metrics', () => {
         5000,
       );
       assert.equal(m3.get('guard_webhook_oldest_due_seconds'), base.get('guard_webhook_oldest_due_seconds'));
-      assert.ok(delta(m3, 'guard_webhook_deliveries_total{outcome="retrying"}') >= 4, 'timed-out attempts retry');
-      assert.ok(delta(m3, 'guard_webhook_deliveries_total{outcome="failed"}') >= 6, 'abandoned once disabled');
+      // Disabling failed the two waiting deliveries at once (no attempt, so not counted); the
+      // four attempts in flight time out and are failed without a retry.
+      assert.equal(delta(m3, 'guard_webhook_deliveries_total{outcome="retrying"}'), 0, 'no retry once disabled');
+      assert.equal(delta(m3, 'guard_webhook_deliveries_total{outcome="failed"}'), 4, 'the timed-out attempts');
     } finally {
       await stuck.close();
     }
@@ -978,6 +1090,68 @@ describe('automatic disabling (webhook-disable-after 60 s, clock moved)', () => 
     assert.equal(on.json.enabled, true);
     assert.equal(on.json.disabled_reason, null);
     assert.equal(on.json.failing_since, null);
+  });
+});
+
+describe('disabling an endpoint by hand (retry schedule 0, 1 h)', () => {
+  let slow: WebhookServer;
+  before(async () => {
+    slow = await startWebhookServer({ caPem: tls.caPem, flags: { 'webhook-retry-schedule': '0,1h' } });
+  });
+  after(async () => {
+    await slow?.close();
+  });
+
+  it('fails its pending deliveries at once, records an attempt in flight without a retry, and gives signals created meanwhile no delivery', async () => {
+    const t = await newTenant(slow);
+    const p = path('disabled-by-hand');
+    let release: (() => void) | undefined;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    receiver.on(p, async (_hit, nth) => {
+      if (nth === 2) await released; // the second delivery's attempt is in flight until released
+      return { status: nth <= 2 ? 500 : 200 };
+    });
+    const e = await createEndpoint(slow, t.adminToken, { url: receiver.url(p) });
+    await createSignal(slow, t.agentKey);
+    const pending = (await receiver.waitForHits(p, 1))[0].headers['guard-delivery'] as string;
+    await waitForDelivery(slow, t.adminToken, pending, (d) => d.state === 'pending' && d.attempts === 1, 'a retry');
+    await createSignal(slow, t.agentKey);
+    const inFlight = (await receiver.waitForHits(p, 2))[1].headers['guard-delivery'] as string;
+
+    const off = await apiCall(slow, 'PATCH', `/v1/webhooks/endpoints/${e.id}`, t.adminToken, { enabled: false });
+    assert.equal(off.status, 200, off.text);
+    const failed = await getDelivery(slow, t.adminToken, pending);
+    assert.equal(
+      failed.state,
+      'failed',
+      'a pending retry is failed when the endpoint is disabled, not when it falls due',
+    );
+    assert.match(failed.last_error, /disabled/);
+    assert.equal(failed.next_attempt_at, null);
+    assert.equal((await getDelivery(slow, t.adminToken, inFlight)).state, 'delivering');
+
+    release?.();
+    const done = await waitForDelivery(slow, t.adminToken, inFlight, (d) => d.state !== 'delivering', 'the attempt');
+    assert.equal(done.state, 'failed', 'no retry is scheduled for a disabled endpoint');
+    assert.equal(done.attempt_log.length, 1);
+    assert.equal(done.attempt_log[0].status, 500);
+    assert.equal((await createSignal(slow, t.agentKey)).deliveries, 0, 'a signal created while disabled');
+
+    const on = await apiCall(slow, 'PATCH', `/v1/webhooks/endpoints/${e.id}`, t.adminToken, { enabled: true });
+    assert.equal(on.status, 200, on.text);
+    assert.deepEqual(
+      (await listDeliveries(slow, t.adminToken, e.id)).map((d) => d.state),
+      ['failed', 'failed'],
+      're-enabling resumes nothing by itself',
+    );
+    await createSignal(slow, t.agentKey);
+    await receiver.waitForHits(p, 3);
+    const again = await apiCall(slow, 'POST', `/v1/webhooks/deliveries/${pending}/redeliver`, t.adminToken);
+    assert.equal(again.status, 202, again.text);
+    const [, , , redelivered] = await receiver.waitForHits(p, 4);
+    assert.equal(redelivered.headers['guard-delivery'], pending);
   });
 });
 

@@ -249,12 +249,30 @@ export async function webhookRoutes(
         changes.disabled_reason = body.enabled ? null : 'disabled by an administrator';
         changes.failing_since = null;
       }
-      await db
-        .updateTable('webhook_endpoints')
-        .set(changes)
-        .where('id', '=', existing.id)
-        .where('tenant_id', '=', existing.tenant_id)
-        .execute();
+      const disabling = body.enabled === false && existing.enabled === 1;
+      await db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable('webhook_endpoints')
+          .set(changes)
+          .where('id', '=', existing.id)
+          .where('tenant_id', '=', existing.tenant_id)
+          .execute();
+        // Disabling stops delivery at once, as the automatic disabling does: the deliveries
+        // waiting for their next attempt are failed now (an admin may redeliver them once the
+        // endpoint is enabled again); an attempt in flight finishes and is recorded, without a retry.
+        if (disabling)
+          await trx
+            .updateTable('webhook_deliveries')
+            .set({
+              state: 'failed',
+              last_error: 'the endpoint was disabled',
+              completed_at: changes.updated_at,
+              lease_until: null,
+            })
+            .where('endpoint_id', '=', existing.id)
+            .where('state', '=', 'pending')
+            .execute();
+      });
       return view({ ...existing, ...changes }, user.role);
     },
   );

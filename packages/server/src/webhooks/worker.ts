@@ -97,6 +97,17 @@ interface Outcome {
   abandoned?: string;
 }
 
+/** A failed attempt (or a delivery given up without one), logged once its outcome is written. */
+interface FailureLog {
+  endpointId: string;
+  deliveryId: string;
+  attempt: number | null;
+  status: number | null;
+  error: string;
+  outcome: 'retrying' | 'failed';
+  nextAttemptAt: string | null;
+}
+
 const OUTCOME_FLUSH_MS = 5;
 const OUTCOME_BATCH_MAX = 500;
 
@@ -311,10 +322,11 @@ export class DeliveryWorker {
       const nowIso = now.toISOString();
       const toDisable = new Map<string, string>();
       const counted: string[] = [];
+      const failures: FailureLog[] = [];
       try {
         await writeTransaction(this.deps.db, (sql) => {
           for (const o of batch) {
-            const outcome = this.recordOutcome(sql, o, now, toDisable);
+            const outcome = this.recordOutcome(sql, o, now, toDisable, failures);
             if (outcome) counted.push(outcome);
           }
           for (const [endpointId, reason] of toDisable) {
@@ -334,6 +346,12 @@ export class DeliveryWorker {
           }
         });
         for (const outcome of counted) this.deps.metrics.deliveries.inc({ outcome });
+        // Only failures log (never the secret, header values, body or response): the hot path stays silent.
+        for (const f of failures)
+          this.deps.log.warn(
+            f,
+            f.attempt === null ? 'webhook delivery given up without an attempt' : 'webhook delivery attempt failed',
+          );
         for (const [endpointId, reason] of toDisable) this.deps.log.warn({ endpointId }, reason);
       } catch (error) {
         // The rows stay leased; the lease expires and they are attempted again (at-least-once).
@@ -349,15 +367,18 @@ export class DeliveryWorker {
    * Records one outcome inside the batch transaction and returns its metric label, or
    * undefined when the delivery no longer exists (its endpoint was deleted meanwhile):
    * the delivery row is updated first, and only a row that is still there gets an attempt.
+   * Failures are added to `failures`, to be logged once the transaction has committed.
    */
   private recordOutcome(
     sql: Statements,
     o: Outcome,
     now: Date,
     toDisable: Map<string, string>,
+    failures: FailureLog[],
   ): 'succeeded' | 'retrying' | 'failed' | undefined {
     const nowIso = now.toISOString();
     const id = o.delivery.id;
+    const endpointId = o.delivery.endpoint_id;
     if (o.abandoned) {
       const changed = sql.run(
         `update webhook_deliveries set state = 'failed', lease_until = null, last_error = ?, completed_at = ? where id = ?`,
@@ -365,17 +386,21 @@ export class DeliveryWorker {
         nowIso,
         id,
       );
-      return changed > 0 ? 'failed' : undefined;
+      if (changed === 0) return undefined;
+      failures.push({
+        endpointId,
+        deliveryId: id,
+        attempt: null,
+        status: null,
+        error: o.abandoned,
+        outcome: 'failed',
+        nextAttemptAt: null,
+      });
+      return 'failed';
     }
     const status = o.response?.status ?? null;
-    const ok = status !== null && status >= 200 && status < 300;
-    const redirect = status !== null && status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
-    const error = ok ? null : (o.error ?? `HTTP ${status}${redirect}`);
-    let outcome: 'succeeded' | 'retrying' | 'failed';
-    let changed: number;
-    if (ok) {
-      outcome = 'succeeded';
-      changed = sql.run(
+    if (status !== null && status >= 200 && status < 300) {
+      const changed = sql.run(
         `update webhook_deliveries set state = 'succeeded', attempts = ?, lease_until = null, last_status = ?,
            last_error = null, completed_at = ? where id = ?`,
         o.attempt,
@@ -383,59 +408,55 @@ export class DeliveryWorker {
         nowIso,
         id,
       );
-    } else {
-      const retryAfter = parseRetryAfter(headerString(o.response?.headers['retry-after']), now);
-      const delay = nextRetryDelay(this.options.schedule, o.attempt, this.deps.random, retryAfter);
-      outcome = delay === undefined ? 'failed' : 'retrying';
-      changed =
-        delay === undefined
-          ? sql.run(
-              `update webhook_deliveries set state = 'failed', attempts = ?, lease_until = null, last_status = ?,
-                 last_error = ?, completed_at = ? where id = ?`,
-              o.attempt,
-              status,
-              error,
-              nowIso,
-              id,
-            )
-          : sql.run(
-              `update webhook_deliveries set state = 'pending', attempts = ?, lease_until = null, last_status = ?,
-                 last_error = ?, next_attempt_at = ? where id = ?`,
-              o.attempt,
-              status,
-              error,
-              new Date(now.getTime() + delay).toISOString(),
-              id,
-            );
-    }
-    if (changed === 0) return undefined;
-    sql.run(
-      `insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
-         response_excerpt) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      timeOrderedUuid(),
-      id,
-      o.delivery.tenant_id,
-      o.attempt,
-      o.startedAt.toISOString(),
-      o.durationMs,
-      status,
-      error,
-      o.response?.excerpt ?? null,
-    );
-    // Endpoint health: a success ends a failing streak; a failure starts or continues one,
-    // and a streak longer than disableAfterMs disables the endpoint.
-    const endpointId = o.delivery.endpoint_id;
-    if (ok) {
+      if (changed === 0) return undefined;
+      this.insertAttempt(sql, o, status, null);
+      // Endpoint health: a success ends a failing streak.
       sql.run(
         'update webhook_endpoints set failing_since = null where id = ? and failing_since is not null',
         endpointId,
       );
-      return outcome;
+      return 'succeeded';
     }
+
+    const redirect = status !== null && status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
+    const error = o.error ?? `HTTP ${status}${redirect}`;
     const ep = sql.get<{ failing_since: string | null; enabled: number }>(
       'select failing_since, enabled from webhook_endpoints where id = ?',
       endpointId,
     );
+    // An endpoint disabled while this attempt was in flight gets no retry (its pending
+    // deliveries were failed when it was disabled).
+    const retryAfter = parseRetryAfter(headerString(o.response?.headers['retry-after']), now);
+    const delay = ep?.enabled
+      ? nextRetryDelay(this.options.schedule, o.attempt, this.deps.random, retryAfter)
+      : undefined;
+    const nextAttemptAt = delay === undefined ? null : new Date(now.getTime() + delay).toISOString();
+    const changed =
+      nextAttemptAt === null
+        ? sql.run(
+            `update webhook_deliveries set state = 'failed', attempts = ?, lease_until = null, last_status = ?,
+               last_error = ?, completed_at = ? where id = ?`,
+            o.attempt,
+            status,
+            error,
+            nowIso,
+            id,
+          )
+        : sql.run(
+            `update webhook_deliveries set state = 'pending', attempts = ?, lease_until = null, last_status = ?,
+               last_error = ?, next_attempt_at = ? where id = ?`,
+            o.attempt,
+            status,
+            error,
+            nextAttemptAt,
+            id,
+          );
+    if (changed === 0) return undefined;
+    this.insertAttempt(sql, o, status, error);
+    const outcome = nextAttemptAt === null ? 'failed' : 'retrying';
+    failures.push({ endpointId, deliveryId: id, attempt: o.attempt, status, error, outcome, nextAttemptAt });
+    // Endpoint health: a failure starts or continues a failing streak, and a streak longer
+    // than disableAfterMs disables the endpoint.
     if (!ep?.enabled) return outcome;
     if (ep.failing_since === null) {
       sql.run('update webhook_endpoints set failing_since = ? where id = ?', o.startedAt.toISOString(), endpointId);
@@ -446,6 +467,22 @@ export class DeliveryWorker {
       );
     }
     return outcome;
+  }
+
+  private insertAttempt(sql: Statements, o: Outcome, status: number | null, error: string | null): void {
+    sql.run(
+      `insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
+         response_excerpt) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      timeOrderedUuid(),
+      o.delivery.id,
+      o.delivery.tenant_id,
+      o.attempt,
+      o.startedAt.toISOString(),
+      o.durationMs,
+      status,
+      error,
+      o.response?.excerpt ?? null,
+    );
   }
 
   private release(endpointId: string): void {
