@@ -109,7 +109,10 @@ export interface WebhookEndpointTable {
   tenant_id: string;
   name: string;
   url: string;
-  /** JSON object of custom header name → value. */
+  /**
+   * Custom headers (name → value), AES-256-GCM sealed like the secret (endpoint-headers.ts);
+   * rows an earlier release wrote hold the JSON object in clear until the next start seals them.
+   */
   headers: string;
   /** AES-256-GCM sealed `whsec_…` secret (see secret-box.ts). */
   secret_sealed: string;
