@@ -14,6 +14,7 @@ import {
   AGENT_VERSION,
   bytesRead,
   CAP_BYTES,
+  chownTree,
   collectArgs,
   describeRun,
   exists,
@@ -22,6 +23,7 @@ import {
   gzipMember,
   gzipText,
   type Home,
+  type HomeOptions,
   IS_ROOT,
   lineCount,
   listBundle,
@@ -739,28 +741,77 @@ describe('missing or unreadable sources', { concurrency: 2 }, () => {
     assert.equal(gunzipText(got.members.get('agent.log.1.gz') as Buffer).includes('api_key=[REDACTED]'), true);
   });
 
-  it('leaves out a segment it cannot read (mode 000) and records it', async (t) => {
-    const home = await makeHome(await dirs.make('unreadable'), {
+  // Root reads files whatever their mode, so these run the CLI as nobody (runuser), in a home
+  // handed to nobody; only the file under test is closed to it. Run by an unprivileged user,
+  // the suite runs the CLI as itself.
+  const unprivileged: RunOptions = IS_ROOT ? { user: 'nobody' } : {};
+  async function unprivilegedHome(label: string, options: HomeOptions): Promise<Home> {
+    const root = await dirs.make(label);
+    await chmod(root, 0o755); // mkdtemp's 0700 would keep nobody out of the whole home
+    const home = await makeHome(join(root, 'home'), options);
+    if (IS_ROOT) await chownTree(home.root, 'nobody');
+    return home;
+  }
+  function errorOf(got: Collected, source: string): string | undefined {
+    return got.manifest.collection_errors.find((c) => c.source === source)?.message;
+  }
+
+  it('leaves out a segment it cannot read (mode 000) and records it', async () => {
+    const home = await unprivilegedHome('unreadable-seg', {
       log: `${slogLine('INFO', 'current')}\n`,
       logDirFiles: {
         'agent.log.1.gz': gzipText(`${slogLine('INFO', 'readable')}\n`),
-        'agent.log.2.gz': gzipText(`${slogLine('INFO', 'locked', 'api_key=LOCKED_SECRET')}\n`),
+        'agent.log.2.gz': gzipText(`${slogLine('INFO', 'locked', 'api_key=LOCKED_SECRET note=LOCKED_MARKER')}\n`),
+        'agent.log.3.gz': gzipText(`${slogLine('INFO', 'older and readable')}\n`),
       },
     });
     await chmod(join(home.logDir, 'agent.log.2.gz'), 0o000);
-    const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'));
+    const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'), unprivileged);
     await verifyBundle(got.path);
-    assertNoSecrets(got, ['LOCKED_SECRET']);
-    assert.ok(got.names.includes('agent.log.1.gz'));
-    if (IS_ROOT) {
-      t.skip('root can read mode-000 files');
-      return;
-    }
-    assert.ok(!got.names.includes('agent.log.2.gz'));
-    assert.ok(
-      got.manifest.collection_errors.some((c) => basename(c.source) === 'agent.log.2.gz'),
-      JSON.stringify(got.manifest.collection_errors),
-    );
+    assert.deepEqual(sorted(got.names), sorted([...BASE_MEMBERS, 'agent.log.1.gz', 'agent.log.3.gz']));
+    assert.equal(errorOf(got, join(home.logDir, 'agent.log.2.gz')), 'permission denied');
+    assert.deepEqual(got.manifest.trimmed_segments, []);
+    assertNoSecrets(got, ['LOCKED_SECRET', 'LOCKED_MARKER']);
+    assert.match(got.run.stderr, /^warning: .*agent\.log\.2\.gz: permission denied/m);
+  });
+
+  it('leaves out an agent.log it cannot read (mode 000), records it, and still takes the segments', async () => {
+    const home = await unprivilegedHome('unreadable-log', {
+      log: `${slogLine('ERROR', 'locked log', 'note=LOCKED_LOG_MARKER')}\n`,
+      logDirFiles: { 'agent.log.1.gz': gzipText(`${slogLine('INFO', 'readable segment')}\n`) },
+    });
+    await chmod(home.logPath, 0o000);
+    const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'), unprivileged);
+    await verifyBundle(got.path);
+    assert.deepEqual(sorted(got.names), sorted([...BASE_MEMBERS.filter((n) => n !== 'agent.log'), 'agent.log.1.gz']));
+    assert.equal(errorOf(got, home.logPath), 'permission denied');
+    assertNoSecrets(got, ['LOCKED_LOG_MARKER']);
+    const system = JSON.parse(got.texts.get('system.json') ?? 'null');
+    assert.equal(system.agent_log.error_lines_last_24h, null);
+  });
+
+  it('records a log directory it cannot list (mode 0300) and still takes agent.log', async () => {
+    const home = await unprivilegedHome('unlistable-dir', {
+      log: `${slogLine('INFO', 'current log', 'api_key=LISTED_LOG_SECRET')}\n`,
+      logDirFiles: { 'agent.log.1.gz': gzipText(`${slogLine('INFO', 'hidden segment', 'note=UNLISTED_MARKER')}\n`) },
+    });
+    await chmod(home.logDir, 0o300);
+    const got = await collectOk(home, join(home.root, 'out', 'b.tar.zst'), unprivileged);
+    assert.deepEqual(sorted(got.names), sorted(BASE_MEMBERS));
+    assert.equal(errorOf(got, home.logDir), 'permission denied');
+    assert.match(got.texts.get('agent.log') ?? '', /api_key=\[REDACTED\]/);
+    assertNoSecrets(got, ['LISTED_LOG_SECRET', 'UNLISTED_MARKER']);
+  });
+
+  it('exits 1 naming the config file when it cannot read it (mode 000), and writes nothing', async () => {
+    const home = await unprivilegedHome('unreadable-config', { log: `${slogLine('INFO', 'current')}\n` });
+    await chmod(home.configPath, 0o000);
+    const target = join(home.root, 'out', 'b.tar.zst');
+    const run = await runCli(collectArgs(home, target), unprivileged);
+    assert.equal(run.code, 1, describeRun(run));
+    assert.equal(run.stdout, '');
+    assert.ok(run.stderr.includes(`cannot read config file ${home.configPath}: permission denied`), run.stderr);
+    await assertNothingLeft(target);
   });
 
   it('ignores files beside the log that are not <log>.<N>.gz segments', async () => {
