@@ -1212,6 +1212,46 @@ describe('properties of escaped keys, single quotes and values over several line
     await fc.assert(noSecretSurvives(multiLineCase), { numRuns: 1000 });
   });
 
+  test('a value under an extra name spelled in any case never survives the stream', async () => {
+    const nameChars = `${LOWER}0123456789_-.`;
+    const extraName = fc
+      .tuple(chars(LOWER, 1, 1), chars(nameChars, 0, 11))
+      .map(([a, b]) => a + b)
+      .filter((n) => !n.endsWith('.'));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(extraName, { minLength: 1, maxLength: 4 }),
+        fc.nat(),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 16 }),
+        fc.option(group, { nil: undefined }),
+        secret,
+        fc.constantFrom('slog', 'json'),
+        fc.array(slogFiller, { maxLength: 3 }),
+        fc.uniqueArray(fc.nat(), { maxLength: 6 }),
+        async (names, pick, upper, prefix, value, shape, filler, cuts) => {
+          const name = names[pick % names.length];
+          const spelled = [...name].map((c, i) => (upper[i % upper.length] ? c.toUpperCase() : c)).join('');
+          // A dotted name matches the whole key only, so it gets no group prefix.
+          const key = prefix === undefined || name.includes('.') ? spelled : `${prefix}.${spelled}`;
+          const attr = shape === 'slog' ? `${key}=${value}` : `{${JSON.stringify(key)}:${JSON.stringify(value)}}`;
+          const input = Buffer.from(`${[PREFIX, ...filler].join(' ')}\n${PREFIX} ${attr} n=1\n${PREFIX}\n`);
+          fc.pre(occurrences(input, value) === 1);
+          const extraKeys = compileExtraKeys(names);
+          const r = await redactChunks(
+            splitAt(
+              input,
+              cuts.map((c) => c % input.length),
+            ),
+            { extraKeys },
+          );
+          assert.ok(!r.out.includes(value), r.out.toString('latin1'));
+          assert.equal(lineCount(r.out), lineCount(input));
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
   test('any text keeps its line count, and its output does not depend on chunking', async () => {
     const fragments = [
       'api_key=',

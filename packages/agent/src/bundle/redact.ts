@@ -1,15 +1,18 @@
 // Redaction of log members (DESIGN §3, contract — redaction).
 //
-// The value of every attribute whose key matches REDACTION_PATTERN is replaced by
-// `[REDACTED]`; nothing else changes, and no line is added or removed. One scanner serves
-// every line shape, so a line that is not valid slog text or JSON is still scanned:
+// The value of every attribute whose key matches REDACTION_PATTERN (or one of the operator's
+// extra keys, `redaction.extra_keys`) is replaced by `[REDACTED]`; nothing else changes, and
+// no line is added or removed. One scanner serves every line shape, so a line that is not
+// valid slog text or JSON is still scanned:
 //
-//   slog text      key=value  key="quoted \" value"  group.client_secret=v
+//   slog text      key=value  key="quoted \" value"  key='single quoted'  group.client_secret=v
 //   JSON           "key": <string | number | literal | object | array>, at any depth
 //   escaped JSON   \"key\":\"v\"  (a JSON document logged inside a string)
 //
-// A key matches when the whole key or its last dotted segment matches the pattern, or one
-// of the operator's extra keys (compileExtraKeys, setting `redaction.extra_keys`).
+// A key matches when the whole key or its last dotted segment matches; JSON keys are
+// compared after unescaping (`"api\u005fkey"` is `api_key`). A quoted value that is not
+// closed on its line runs on over the following lines until its closing quote, and those
+// lines are masked too (see redactLineIn).
 //
 // Lines are handled as latin1 strings: one char per byte, so bytes that are not valid UTF-8
 // survive untouched and every syntax character (all ASCII) is found exactly.
@@ -162,7 +165,7 @@ export function redactLine(text: string, rules: KeyRules = NO_EXTRA_KEYS): LineR
 type Quote = '"' | "'" | '\\"';
 
 /** A value still open where a line ends: the following lines continue it. */
-export type OpenValue =
+type OpenValue =
   /** A quoted value whose closing quote is not on this line. */
   | { kind: 'string'; quote: Quote }
   /** `"key":` ended the line: the JSON value starts on the next line that is not blank. */
@@ -180,8 +183,12 @@ interface Edit {
  * closing quote, and then scanned twice: on from that quote, and afresh from its start, in
  * case the quote was not the closing one (a stray opening quote on an earlier line); both
  * readings' masks are applied, so a misread quote can cost text, never a secret.
+ *
+ * A value has no line limit: one that never closes keeps masking to the end of its member.
+ * A limit would let the rest of a longer value through, and it is not needed for memory:
+ * between lines the stream carries only the kind of quote, never the value.
  */
-export function redactLineIn(
+function redactLineIn(
   text: string,
   rules: KeyRules,
   open: OpenValue | undefined,
@@ -402,34 +409,83 @@ function containerEnd(line: string, start: number, escaped: boolean): number {
   return line.length;
 }
 
-/** Whether hay[start, end) contains one of the hints; searches that range only. */
-function hasHint(hay: Buffer, start: number, end: number, hints: readonly Buffer[]): boolean {
-  const range = hay.subarray(start, end);
-  for (const hint of hints) if (range.indexOf(hint) >= 0) return true;
-  return false;
+/**
+ * A substring every line worth scanning contains. An extra name matches in any case, so it
+ * is found through a two-char window of it: each case spelling of that window is searched as
+ * its own needle (at most four), and a hit counts only if a whole name is there, in any
+ * case. This keeps the search in native indexOf instead of lowercasing every chunk.
+ */
+interface Hint {
+  needle: Buffer;
+  /** For extra names: each name (lowercased) this needle is a window of, and where. */
+  names?: { name: string; offset: number }[];
 }
 
-/**
- * buf[0, end) lowercased, byte for byte (lowercasing latin1 keeps every char in latin1 and
- * every offset in place): where extra names are searched, since they match in any case.
- */
-function lowerLatin1(buf: Buffer, end: number): Buffer {
-  return Buffer.from(buf.toString('latin1', 0, end).toLowerCase(), 'latin1');
+/** Letters frequent in log text: a window starting with one is found slowly and hit often. */
+const FREQUENT_LETTERS = new Set('etaoinsrhldcupm');
+
+/** Where to take a name's search window: the two chars least likely to occur in logs. */
+function windowOffset(name: string): number {
+  const cost = (c: string) => (FREQUENT_LETTERS.has(c) ? 3 : /[a-z]/.test(c) ? 1 : 0);
+  let offset = 0;
+  let best = Number.POSITIVE_INFINITY;
+  for (let i = 0; i + 2 <= name.length; i++) {
+    const c = cost(name[i]) + cost(name[i + 1]);
+    if (c < best) [best, offset] = [c, i];
+  }
+  return offset;
+}
+
+/** Every case spelling of `text` (letters only vary). */
+function caseSpellings(text: string): string[] {
+  let spellings = [''];
+  for (const c of text) {
+    const cases = c === c.toUpperCase() ? [c] : [c, c.toUpperCase()];
+    spellings = spellings.flatMap((s) => cases.map((k) => s + k));
+  }
+  return spellings;
+}
+
+/** First index >= from where `hint` is found in buf[.., end), or -1. */
+function findHint(buf: Buffer, hint: Hint, from: number, end: number): number {
+  for (let at = buf.indexOf(hint.needle, from); at >= 0 && at < end; at = buf.indexOf(hint.needle, at + 1)) {
+    if (hint.names === undefined || hint.names.some(({ name, offset }) => nameAt(buf, at - offset, end, name)))
+      return at;
+  }
+  return -1;
+}
+
+/** Whether buf[start, ...) spells `name` (lowercase ASCII) in any case, before `end`. */
+function nameAt(buf: Buffer, start: number, end: number, name: string): boolean {
+  if (start < 0 || start + name.length > end) return false;
+  for (let k = 0; k < name.length; k++) {
+    const b = buf[start + k];
+    if ((b >= 65 && b <= 90 ? b | 32 : b) !== name.charCodeAt(k)) return false;
+  }
+  return true;
 }
 
 /** Which lines a stream must scan: the ones holding a hint, or all of them. */
 interface LineFilter {
-  hints: readonly Buffer[];
-  /** Search the hints in a lowercased copy: extra names match in any case. */
-  foldCase: boolean;
+  hints: readonly Hint[];
   /** Extra patterns can match any key, so no substring rules a line out. */
   everyLine: boolean;
 }
 
 function lineFilter(rules: KeyRules): LineFilter {
   const { names, patterns } = rules[RULES];
-  const hints = [...new Set([...KEY_HINTS, ...names])].map((h) => Buffer.from(h, 'latin1'));
-  return { hints, foldCase: names.size > 0, everyLine: patterns.length > 0 };
+  const windows = new Map<string, { name: string; offset: number }[]>();
+  for (const name of names) {
+    const offset = windowOffset(name);
+    for (const spelling of caseSpellings(name.slice(offset, offset + 2))) {
+      const list = windows.get(spelling) ?? [];
+      list.push({ name, offset });
+      windows.set(spelling, list);
+    }
+  }
+  const hints: Hint[] = KEY_HINTS.map((h) => ({ needle: Buffer.from(h, 'latin1') }));
+  for (const [spelling, list] of windows) hints.push({ needle: Buffer.from(spelling, 'latin1'), names: list });
+  return { hints, everyLine: patterns.length > 0 };
 }
 
 export interface LineObserver {
@@ -543,12 +599,11 @@ export class RedactStream extends Transform {
    */
   private processLines(buf: Buffer, end: number): void {
     if (this.observer) this.observeLines(buf, end);
-    const { hints, foldCase, everyLine } = this.scope;
-    const hay = foldCase ? lowerLatin1(buf, end) : buf;
+    const { hints, everyLine } = this.scope;
     // Only a buffer longer than the limit can hold an over-long line (the carry holds at most
     // MAX_LINE_BYTES): there every line is visited, so that none passes unmeasured.
     const visitAll = everyLine || end > MAX_LINE_BYTES;
-    const next = visitAll ? [] : hints.map((h) => hay.indexOf(h, 0));
+    const next = visitAll ? [] : hints.map((h) => findHint(buf, h, 0, end));
     let copied = 0;
     let pos = 0;
     while (pos < end) {
@@ -556,7 +611,7 @@ export class RedactStream extends Transform {
       if (!visitAll && this.open === undefined) {
         let at = -1;
         for (let i = 0; i < next.length; i++) {
-          if (next[i] >= 0 && next[i] < pos) next[i] = hay.indexOf(hints[i], pos);
+          if (next[i] >= 0 && next[i] < pos) next[i] = findHint(buf, hints[i], pos, end);
           if (next[i] >= 0 && next[i] < end && (at < 0 || next[i] < at)) at = next[i];
         }
         if (at < 0) break;
@@ -568,7 +623,12 @@ export class RedactStream extends Transform {
         this.out(buf.subarray(copied, lineStart));
         this.emitLongLine(lineEnd - lineStart);
         copied = lineEnd;
-      } else if (this.open !== undefined || everyLine || !visitAll || hasHint(hay, lineStart, lineEnd, hints)) {
+      } else if (
+        this.open !== undefined ||
+        everyLine ||
+        !visitAll ||
+        hints.some((h) => findHint(buf, h, lineStart, lineEnd) >= 0)
+      ) {
         copied = this.redactLineAt(buf, lineStart, lineEnd, copied);
       }
       pos = lineEnd + 1;
