@@ -160,6 +160,15 @@ describe('golden fixtures (testdata/redaction)', () => {
     }
   });
 
+  test('an .after.log comes back unchanged, with nothing counted: redaction is idempotent', async () => {
+    for (const name of fixtureNames()) {
+      const { after } = readFixture(name);
+      const r = await redactChunks([after]);
+      assert.ok(r.out.equals(after), name);
+      assert.equal(r.masked, 0, name);
+    }
+  });
+
   test('fixtures without secrets are identical before and after', () => {
     for (const name of ['no-secrets', 'near-miss-keys']) {
       const { before, after } = readFixture(name);
