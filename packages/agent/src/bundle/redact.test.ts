@@ -13,6 +13,7 @@ import {
   MAX_EXTRA_KEY_CHARS,
   MAX_EXTRA_KEYS,
   MAX_LINE_BYTES,
+  MAX_VALUE_LINES,
   RedactStream,
   redactLine,
 } from './redact.ts';
@@ -695,11 +696,21 @@ describe('quoted values over several lines', () => {
     );
   });
 
-  test('a value keeps being masked however many lines it runs over', async () => {
-    const body = Array.from({ length: 3000 }, (_, i) => `LINE_${i}_SECRET`).join('\n');
+  test('a value is masked over as many as MAX_VALUE_LINES lines after the one that opened it', async () => {
+    const body = Array.from({ length: MAX_VALUE_LINES }, (_, i) => `LINE_${i}_SECRET`).join('\n');
     const { out } = await redactText(`api_key="${body}" user=bob\nafter=1\n`, [1 << 16, 4096]);
     assert.ok(!out.includes('_SECRET'));
     assert.ok(out.endsWith('[REDACTED] user=bob\nafter=1\n'));
+  });
+
+  test('a value that never closes stops running on after MAX_VALUE_LINES lines (bounded)', async () => {
+    const lines = Array.from({ length: MAX_VALUE_LINES + 3 }, (_, i) => `text_${i}`);
+    const { out } = await redactText(`api_key="OPEN\n${lines.join('\n')}\nlater x_token=T9\n`, [1 << 16, 7]);
+    const got = out.split('\n');
+    assert.equal(got[0], 'api_key="[REDACTED]"');
+    assert.deepEqual(new Set(got.slice(1, MAX_VALUE_LINES + 1)), new Set(['[REDACTED]']));
+    assert.deepEqual(got.slice(MAX_VALUE_LINES + 1, MAX_VALUE_LINES + 4), lines.slice(MAX_VALUE_LINES));
+    assert.equal(got[MAX_VALUE_LINES + 4], 'later x_token=[REDACTED]');
   });
 
   test('a value does not run on into the next member', async () => {

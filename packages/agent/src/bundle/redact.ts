@@ -105,6 +105,13 @@ function endsWithAnchor(entry: string): boolean {
 /** Longest line the redactor holds in memory; longer lines are replaced (see LONG_LINE). */
 export const MAX_LINE_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Lines a quoted value may run on over after the line that opened it (a 4096-bit PEM key is
+ * 51 lines, a chain of a few certificates ~100); past them the value is taken as closed and
+ * the following lines are scanned as usual.
+ */
+export const MAX_VALUE_LINES = 256;
+
 /** What replaces a line longer than MAX_LINE_BYTES: it cannot be scanned, so it never passes. */
 export function longLineMarker(bytes: number): string {
   return `[REDACTED: line of ${bytes} bytes exceeds the ${MAX_LINE_BYTES}-byte redaction limit]`;
@@ -184,9 +191,10 @@ interface Edit {
  * case the quote was not the closing one (a stray opening quote on an earlier line); both
  * readings' masks are applied, so a misread quote can cost text, never a secret.
  *
- * A value has no line limit: one that never closes keeps masking to the end of its member.
- * A limit would let the rest of a longer value through, and it is not needed for memory:
- * between lines the stream carries only the kind of quote, never the value.
+ * A value runs on for at most MAX_VALUE_LINES lines (the stream enforces it): enough for a PEM
+ * key or a certificate chain, while a stray quote after a matching key costs a bounded part of
+ * the log, not the rest of the member. Memory is bounded either way: between lines the stream
+ * carries only the kind of quote, never the value.
  */
 function redactLineIn(
   text: string,
@@ -518,6 +526,8 @@ export class RedactStream extends Transform {
   private readonly scope: LineFilter;
   /** The value the last line scanned left open: the next line continues it. */
   private open: OpenValue | undefined;
+  /** Lines in a row that ended inside an open value (bounded by MAX_VALUE_LINES). */
+  private openLines = 0;
 
   constructor(options: RedactStreamOptions = {}) {
     super({ highWaterMark: 1 << 20 });
@@ -574,6 +584,7 @@ export class RedactStream extends Transform {
     else if (this.carry.length > 0) this.processLines(this.carry, this.carry.length);
     this.carry = Buffer.alloc(0);
     this.open = undefined;
+    this.openLines = 0;
     done();
   }
 
@@ -642,7 +653,9 @@ export class RedactStream extends Transform {
    */
   private redactLineAt(buf: Buffer, lineStart: number, lineEnd: number, copied: number): number {
     const { line, masked, open } = redactLineIn(buf.toString('latin1', lineStart, lineEnd), this.rules, this.open);
-    this.open = open;
+    this.openLines = open === undefined ? 0 : this.openLines + 1;
+    this.open = this.openLines > MAX_VALUE_LINES ? undefined : open;
+    if (this.open === undefined) this.openLines = 0;
     if (masked === 0) return copied;
     this.out(buf.subarray(copied, lineStart));
     this.out(Buffer.from(line, 'latin1'));
