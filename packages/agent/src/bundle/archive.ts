@@ -38,9 +38,12 @@ export class ArchiveWriter {
   private readonly fileTap = new HashTap();
   private readonly written: Promise<void>;
   private readonly mtime: Date;
+  private readonly onMemberBytes: ((bytes: number) => void) | undefined;
 
-  constructor(path: string, mtime: Date) {
+  /** `onMemberBytes` is told of every byte of a streamed member as it is archived (progress). */
+  constructor(path: string, mtime: Date, onMemberBytes?: (bytes: number) => void) {
     this.mtime = mtime;
+    this.onMemberBytes = onMemberBytes;
     const zstd = createZstdCompress({
       chunkSize: ZLIB_CHUNK_BYTES,
       params: {
@@ -65,7 +68,7 @@ export class ArchiveWriter {
 
   /** Streams exactly `size` bytes from `source` into a member; a short or long source fails. */
   async addStream(name: string, size: number, source: Readable): Promise<ManifestMember> {
-    const tap = new HashTap();
+    const tap = new HashTap(this.onMemberBytes);
     let entryDone!: Promise<void>;
     const entry = await new Promise<NodeJS.WritableStream>((resolve) => {
       entryDone = new Promise<void>((ok, fail) => {

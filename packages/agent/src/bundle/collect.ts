@@ -133,7 +133,7 @@ class CollectRun {
   }
 
   async build(tempFile: string): Promise<Omit<CollectResult, 'path'>> {
-    const archive = new ArchiveWriter(tempFile, this.generatedAt);
+    const archive = new ArchiveWriter(tempFile, this.generatedAt, (bytes) => this.options.progress.advance(bytes));
     try {
       return await this.fill(archive);
     } catch (error) {
@@ -145,9 +145,13 @@ class CollectRun {
   private async fill(archive: ArchiveWriter): Promise<Omit<CollectResult, 'path'>> {
     const { config, progress } = this.options;
     const segments = await this.listSegments();
+    // Progress totals up front: each segment is read to scan it, then archived (progress.ts).
+    progress.grow(2 * segments.reduce((sum, s) => sum + s.size, 0));
     const agentLog = await this.redactAgentLog();
-    if (agentLog)
+    if (agentLog) {
+      progress.phase(`archiving ${AGENT_LOG_MEMBER}`);
       this.contents.push(await archive.addStream(AGENT_LOG_MEMBER, agentLog.size, createReadStream(agentLog.spool)));
+    }
 
     const { info, errors } = await collectSystemInfo({
       agentVersion: this.options.agentVersion,
@@ -161,7 +165,6 @@ class CollectRun {
     if (config.unread) this.errors.push(config.unread);
     else this.contents.push(await archive.addBuffer(CONFIG_MEMBER, jsonBytes(redactConfig(config.effective))));
 
-    progress.grow(segments.reduce((sum, s) => sum + s.size, 0));
     const trimmed = await this.addSegments(
       archive,
       segments.map((s) => s.path),
@@ -208,7 +211,10 @@ class CollectRun {
         refill();
         if (!prepared) continue;
         try {
-          if (!selector.offer(prepared)) continue;
+          if (!selector.offer(prepared)) {
+            progress.grow(-prepared.size); // not archived after all
+            continue;
+          }
           progress.phase(`archiving ${prepared.name}`);
           const source = prepared.spool
             ? createReadStream(prepared.spool)
@@ -279,7 +285,7 @@ class CollectRun {
           source: logPath,
           message: `the log is ${fullSize} bytes; only its newest ${fullSize - start} bytes fit under the ${this.cap}-byte cap`,
         });
-      progress.grow(fullSize - start);
+      progress.grow(2 * (fullSize - start)); // read to redact, then archived
       progress.phase('redacting agent.log');
       const spool = join(this.workDir, AGENT_LOG_MEMBER);
       const counter = new ErrorLineCounter(this.generatedAt);
@@ -299,10 +305,12 @@ class CollectRun {
         throw this.sourceOrOwnFailure(logPath, spool, error);
       }
       const size = (await stat(spool)).size;
+      progress.grow(size - (fullSize - start)); // what is archived is the redacted copy
       this.masked.set(AGENT_LOG_MEMBER, redactor.masked);
       if (size > this.cap - SMALL_MEMBERS_RESERVE_BYTES / 2) {
         this.errors.push({ source: logPath, message: 'left out: its redacted form does not fit under the cap' });
         this.masked.delete(AGENT_LOG_MEMBER);
+        progress.grow(-size);
         return undefined;
       }
       return { spool, size, errorLines: counter.count };
@@ -356,7 +364,9 @@ class CollectRun {
       } catch (error) {
         throw this.sourceOrOwnFailure(path, spool, error);
       }
-      return { name, file, spool, size: (await stat(spool)).size, masked: redactor.masked };
+      const spoolSize = (await stat(spool)).size;
+      progress.grow(spoolSize - size); // what is archived is the redacted copy
+      return { name, file, spool, size: spoolSize, masked: redactor.masked };
     } catch (error) {
       await file.close();
       if (error instanceof AgentError) throw error;

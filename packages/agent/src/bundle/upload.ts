@@ -53,8 +53,8 @@ export interface UploadOptions {
   path: string;
   stateDir: string;
   http: HttpDeps;
-  /** A fresh progress display per phase; SILENT_PROGRESS off a terminal. */
-  progress: () => Progress;
+  /** The display of the whole upload (SILENT_PROGRESS off a terminal); done() is the caller's. */
+  progress: Progress;
 }
 
 export interface LocalBundle {
@@ -70,12 +70,27 @@ export interface Presigned {
   headers: Record<string, string>;
 }
 
+/**
+ * Progress of an upload: one bar over the bytes of its two passes over the file (the local
+ * check and the PUT; both totals are known once the file is opened), labelled with the step.
+ * presign and register move no bytes: their label says what is awaited.
+ */
+export const UPLOAD_PHASES = {
+  check: '[1/4] checking the bundle',
+  presign: '[2/4] requesting an upload URL',
+  put: '[3/4] uploading',
+  register: '[4/4] registering the upload',
+} as const;
+
 export async function uploadBundle(options: UploadOptions): Promise<RegisterResponse> {
+  const { progress } = options;
   const enrollment = await readEnrollment(options.stateDir);
-  const local = await inspectBundle(options.path, options.progress());
+  const local = await inspectBundle(options.path, progress);
   const base = enrollment.base_url;
+  progress.phase(UPLOAD_PHASES.presign);
   const presigned = await presign(options.http, base, enrollment.api_key, options.path, local);
-  await putBundle(options.http, options.path, local.size, presigned, options.progress);
+  await putBundle(options.http, options.path, local.size, presigned, progress);
+  progress.phase(UPLOAD_PHASES.register);
   return register(options.http, base, enrollment.api_key, presigned.objectKey, local);
 }
 
@@ -84,7 +99,8 @@ export async function uploadBundle(options: UploadOptions): Promise<RegisterResp
 
 /**
  * Checks the bundle before anything is sent: a readable regular file, every member against
- * the manifest; and computes the whole file's size and SHA-256 from disk, streaming.
+ * the manifest; and computes the whole file's size and SHA-256 from disk, streaming. The
+ * progress total grows by twice the file's size: this pass, and the PUT's.
  */
 export async function inspectBundle(path: string, progress: Progress): Promise<LocalBundle> {
   let handle: Awaited<ReturnType<typeof open>>;
@@ -99,8 +115,8 @@ export async function inspectBundle(path: string, progress: Progress): Promise<L
     const stat = await handle.stat();
     if (!stat.isFile()) throw new AgentError('bundle', `bundle file ${path} is not a regular file`);
     if (stat.size === 0) throw new AgentError('bundle', `bundle file ${path} is empty`);
-    progress.grow(stat.size);
-    progress.phase('checking the bundle');
+    progress.grow(2 * stat.size);
+    progress.phase(UPLOAD_PHASES.check);
     // One read: the archive check sees the same bytes the whole-file SHA-256 is computed over.
     const hash = createHash('sha256');
     let size = 0;
@@ -117,7 +133,6 @@ export async function inspectBundle(path: string, progress: Progress): Promise<L
       cause: error,
     });
   } finally {
-    progress.done();
     await handle.close();
   }
 }
@@ -198,20 +213,22 @@ export async function putBundle(
   path: string,
   size: number,
   presigned: Presigned,
-  progressOf: () => Progress,
+  progress: Progress,
 ): Promise<void> {
   const headers = putHeaders(presigned, size, http.userAgent);
   const deadlineMs = Date.parse(presigned.expiresAt);
+  let sent = 0; // by the current try
+  const onSent = (bytes: number) => {
+    sent += bytes;
+    progress.advance(bytes);
+  };
   await withRetries(http, { step: STEP_PUT, deadlineMs }, async (attempt) => {
-    const progress = progressOf();
-    progress.grow(size);
-    progress.phase(attempt > 1 ? `uploading (attempt ${attempt})` : 'uploading');
-    try {
-      const res = await send(http, presigned.url, { method: 'PUT', headers, body: fileBody(path, size, progress) });
-      if (res.status < 200 || res.status > 299) throw statusError(res, http.now().getTime());
-    } finally {
-      progress.done();
-    }
+    // A retry sends the file from its first byte: what the failed try had sent is work again.
+    progress.grow(sent);
+    sent = 0;
+    progress.phase(attempt > 1 ? `${UPLOAD_PHASES.put} (attempt ${attempt})` : UPLOAD_PHASES.put);
+    const res = await send(http, presigned.url, { method: 'PUT', headers, body: fileBody(path, size, onSent) });
+    if (res.status < 200 || res.status > 299) throw statusError(res, http.now().getTime());
   });
 }
 
@@ -220,7 +237,7 @@ export async function putBundle(
  * whole file from its first byte). A read failure, or a file now shorter than `size`, fails
  * the step as a bundle error (not retried).
  */
-function fileBody(path: string, size: number, progress: Progress): BodyWriter {
+function fileBody(path: string, size: number, onSent: (bytes: number) => void): BodyWriter {
   const unreadable = (error: unknown) =>
     new AgentError('bundle', `cannot read bundle file ${path} during the upload: ${describeSystemError(error)}`, {
       cause: error,
@@ -238,7 +255,7 @@ function fileBody(path: string, size: number, progress: Progress): BodyWriter {
         { chunkBytes: PUT_CHUNK_BYTES, buffers: PUT_BUFFERS, limit: size, readError: unreadable },
         async (chunk) => {
           await write(chunk);
-          progress.advance(chunk.length);
+          onSent(chunk.length);
         },
       );
       if (sent !== size)

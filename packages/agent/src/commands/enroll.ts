@@ -41,7 +41,7 @@ export async function runEnroll(ctx: CommandContext, flags: EnrollFlags, stdin: 
   // Before the token is sent: the service spends a use of it on every accepted enrolment.
   await checkStateDirWritable(config.stateDir);
   const before = await previousEnrollment(config.stateDir);
-  const { enrollment } = await withCommandHttp(ctx, (http) =>
+  const { enrollment } = await withCommandHttp(ctx, { config }, (http) =>
     enrollAgent({
       url: flags.url,
       token,

@@ -1,13 +1,31 @@
 // The HTTP dependencies every networked command uses: keep-alive agents through the proxies
-// the environment names, the agent's User-Agent, the real clock and sleep, retry notices on
-// stderr. The agents are closed when the command's work is done.
+// the config file and the environment name (proxy-settings.ts), the agent's User-Agent, the
+// real clock and sleep, retry notices on stderr (above the progress display, when there is
+// one). The agents are closed when the command's work is done.
 
+import type { AgentConfig } from '../config.ts';
 import type { CommandContext } from '../context.ts';
 import { createAgents, destroyAgents, type HttpDeps, realSleep, userAgent } from '../http-client.ts';
-import { proxySettings } from '../proxy-settings.ts';
+import type { Progress } from '../progress.ts';
+import { configProxy, proxySettings } from '../proxy-settings.ts';
 
-export async function withCommandHttp<T>(ctx: CommandContext, work: (http: HttpDeps) => Promise<T>): Promise<T> {
-  const agents = createAgents(proxySettings(ctx.env));
+export interface CommandHttpOptions {
+  /** The command's loaded config: its `proxy` keys. */
+  config: AgentConfig;
+  /** The command's progress display: notices are printed through it, above the bar. */
+  progress?: Progress;
+}
+
+export async function withCommandHttp<T>(
+  ctx: CommandContext,
+  options: CommandHttpOptions,
+  work: (http: HttpDeps) => Promise<T>,
+): Promise<T> {
+  const proxy = configProxy(options.config.effective, options.config.source);
+  const agents = createAgents(proxySettings(ctx.env, proxy));
+  const print = options.progress
+    ? (text: string) => options.progress?.print(text)
+    : (text: string) => void ctx.stderr.write(`${text}\n`);
   try {
     return await work({
       agents,
@@ -15,7 +33,7 @@ export async function withCommandHttp<T>(ctx: CommandContext, work: (http: HttpD
       now: ctx.now,
       sleep: realSleep,
       random: Math.random,
-      notice: (line) => ctx.stderr.write(`guard-agent: ${line}\n`),
+      notice: (line) => print(`guard-agent: ${line}`),
     });
   } finally {
     destroyAgents(agents);
