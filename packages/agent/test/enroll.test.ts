@@ -7,6 +7,7 @@ import { chmod, chown, readdir, readFile, rm, stat, writeFile } from 'node:fs/pr
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { stringify as toYaml } from 'yaml';
 import { checkTransportUrl, isLoopbackHost, normaliseBaseUrl } from '../src/http-client.ts';
 import { AGENT_VERSION, describeRun, exists, type Home, makeHome, TempDirs } from './harness.ts';
 import {
@@ -15,8 +16,10 @@ import {
   type Loose,
   NOBODY,
   openToOthers,
+  proxyEnv,
   runAgent,
   startGuardServer,
+  startProxy,
   startStandIn,
 } from './upload-harness.ts';
 
@@ -221,6 +224,26 @@ describe('enroll refuses before any request', () => {
     await refused(h, ['--url', 'https://u:p@example.com', '--token-file', f], /must not carry a user name or password/);
     await refused(h, ['--url', 'https://example.com/?a=1', '--token-file', f], /must not have a query or fragment/);
     await refused(h, ['--url', 'not a url', '--token-file', f], /is not a valid absolute URL/);
+  });
+});
+
+describe('enroll through a proxy', () => {
+  it("the config file's proxy.http carries the request, over HTTP_PROXY", async () => {
+    const proxy = await startProxy();
+    const gone = await startProxy();
+    const dead = gone.url;
+    await gone.close();
+    try {
+      const h = await home();
+      await writeFile(h.configPath, toYaml({ log_path: h.logPath, state_dir: h.stateDir, proxy: { http: proxy.url } }));
+      const r = await runAgent(enrollArgs(h, gs.url, await tokenFile(h, gs.setup.enroll_token)), {
+        env: proxyEnv({ http: dead }),
+      });
+      assert.equal(r.code, 0, describeRun(r));
+      assert.deepEqual(proxy.forwarded, [`POST ${new URL(gs.url).host}`]);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 

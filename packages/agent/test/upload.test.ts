@@ -8,6 +8,7 @@ import { chmod, chown, copyFile, mkdir, readdir, readFile, rm, stat, truncate, w
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { zstdCompressSync } from 'node:zlib';
+import { stringify as toYaml } from 'yaml';
 import { MAX_ATTEMPTS } from '../src/bundle/retry-policy.ts';
 import {
   AGENT_VERSION,
@@ -879,5 +880,104 @@ describe('proxies', () => {
     const r = await runAgent(uploadArgs(home, bundle), { env: proxyEnv({ http: url }) });
     assert.equal(r.code, 1, describeRun(r));
     assert.match(r.stderr, /presign failed: .*ECONNREFUSED/);
+  });
+
+  describe("the config file's proxy keys (they win over the environment, as curl's --proxy does)", () => {
+    let h: Home;
+    let b: string;
+    let dead: string;
+
+    before(async () => {
+      h = await enrolled('proxy-config');
+      b = await collect(h);
+      const gone = await startProxy();
+      dead = gone.url;
+      await gone.close(); // nothing listens there: a request sent through it fails
+    });
+
+    /** Rewrites the home's config with a `proxy` mapping (the other keys as before). */
+    async function configProxy(proxy: unknown): Promise<void> {
+      await writeFile(
+        h.configPath,
+        toYaml({ log_path: h.logPath, state_dir: h.stateDir, environment: 'staging', proxy }),
+      );
+    }
+
+    it('proxy.http: the three calls go through it, with no proxy variable set', async () => {
+      const proxy = await startProxy();
+      try {
+        await configProxy({ http: proxy.url });
+        const r = await runAgent(uploadArgs(h, b));
+        assert.equal(r.code, 0, describeRun(r));
+        parseOutput(r);
+        const { host } = new URL(gs.url);
+        assert.deepEqual(proxy.forwarded, [`POST ${host}`, `PUT ${host}`, `POST ${host}`]);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('proxy.http wins over HTTP_PROXY', async () => {
+      const proxy = await startProxy();
+      try {
+        await configProxy({ http: proxy.url });
+        const r = await runAgent(uploadArgs(h, b), { env: proxyEnv({ http: dead }) });
+        assert.equal(r.code, 0, describeRun(r));
+        assert.equal(proxy.forwarded.length, 3);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it('proxy.https wins over HTTPS_PROXY (a CONNECT tunnel to an https:// service)', async () => {
+      const { standIn, other, otherBundle } = await httpsService('proxy-config-https');
+      const proxy = await startProxy();
+      try {
+        await writeFile(
+          other.configPath,
+          toYaml({ log_path: other.logPath, state_dir: other.stateDir, proxy: { https: proxy.url } }),
+        );
+        const r = await runAgent(uploadArgs(other, otherBundle), {
+          env: { ...proxyEnv({ https: dead }), NODE_EXTRA_CA_CERTS: tls.certPath },
+        });
+        assert.equal(r.code, 0, describeRun(r));
+        const { host } = new URL(standIn.url);
+        assert.ok(proxy.tunnels.length >= 1 && proxy.tunnels.every((t) => t === host), proxy.tunnels.join(', '));
+      } finally {
+        await proxy.close();
+        await standIn.close();
+      }
+    });
+
+    it('proxy.no_proxy (a list) wins over NO_PROXY; an empty proxy.http turns HTTP_PROXY off', async () => {
+      await configProxy({ no_proxy: ['example.org', '127.0.0.1'] });
+      let r = await runAgent(uploadArgs(h, b), { env: proxyEnv({ http: dead, no: 'example.org' }) });
+      assert.equal(r.code, 0, describeRun(r));
+      await configProxy({ http: '' });
+      r = await runAgent(uploadArgs(h, b), { env: proxyEnv({ http: dead }) });
+      assert.equal(r.code, 0, describeRun(r));
+    });
+
+    it('a proxy key that is not valid: exit 1 naming the key, before any request; the value is not printed', async () => {
+      const cases: [unknown, RegExp][] = [
+        [{ https: 'socks5://user:S3CRET_PW@proxy.example:1080' }, /config key proxy\.https must be a proxy URL/],
+        [
+          { HTTPS: 'http://proxy.example:3128' },
+          /config key proxy\.HTTPS is not known: the keys are http, https and no_proxy/,
+        ],
+        ['http://proxy.example:3128', /config key proxy must be a mapping/],
+        [{ no_proxy: [1, 2] }, /config key proxy\.no_proxy must be a string or a list/],
+      ];
+      for (const [proxy, message] of cases) {
+        await configProxy(proxy);
+        const requests = gs.requests.length;
+        const r = await runAgent(uploadArgs(h, b));
+        assert.equal(r.code, 1, describeRun(r));
+        assert.match(r.stderr, message, describeRun(r));
+        assert.match(r.stderr, new RegExp(`\\(in ${esc(h.configPath)}\\)`));
+        assert.doesNotMatch(r.stderr, /S3CRET_PW/);
+        assert.deepEqual(gs.requests.slice(requests), []);
+      }
+    });
   });
 });
