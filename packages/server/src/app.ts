@@ -13,6 +13,7 @@ import type { AppDeps } from './deps.ts';
 import { enrollmentRoutes } from './enrollment/routes.ts';
 import { ApiError } from './errors.ts';
 import { healthRoutes } from './health.ts';
+import { answerAndClose, bodyDeadline, listenerTimeouts } from './http-limits.ts';
 import { objectRoutes } from './objects/routes.ts';
 import { signalRoutes } from './signals/routes.ts';
 import { supportRoutes } from './support/routes.ts';
@@ -47,6 +48,8 @@ export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}
             redact: ['req.headers.authorization', 'headers.authorization'],
           },
     bodyLimit: JSON_BODY_LIMIT_BYTES,
+    // Header, body and keep-alive timeouts of slow peers (http-limits.ts).
+    ...listenerTimeouts(deps.config.limits),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     // Errors Fastify raises before routing (a bad percent-escape, an over-long parameter)
@@ -57,13 +60,18 @@ export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}
         .code(status)
         .send({ error: { code: status === 414 ? 'uri_too_long' : 'invalid_request', message: error.message } });
     },
-    // Broken HTTP framing never reaches Fastify's router: answer in the same shape.
+    // Broken HTTP framing and late headers never reach Fastify's router: answer in the same shape.
     clientErrorHandler: (error, socket) => {
+      if ((error as NodeJS.ErrnoException).code === 'ERR_HTTP_REQUEST_TIMEOUT')
+        return answerAndClose(
+          socket,
+          408,
+          'Request Timeout',
+          'request_timeout',
+          `the request headers did not arrive within ${deps.config.limits.headerTimeoutMs / 1000} s`,
+        );
       if (!socket.writable) return socket.destroy(error);
-      const body = JSON.stringify({ error: { code: 'bad_request', message: 'malformed HTTP request' } });
-      socket.end(
-        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      );
+      answerAndClose(socket, 400, 'Bad Request', 'bad_request', 'malformed HTTP request');
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -116,6 +124,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}
     reply.header('x-guard-server', SERVER_VERSION);
     req.principal = undefined;
   });
+  bodyDeadline(app, deps.config.limits);
   app.addHook('preHandler', async (req) => {
     req.principal = await resolvePrincipal(deps.db, req.headers.authorization);
   });
@@ -146,11 +155,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}
   await app.register(signalRoutes, withWake);
   await app.register(webhookRoutes, withWake);
   await app.register(objectRoutes, deps); // its own content-type parser: raw streamed bodies
-  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) =>
-    reply
-      .header('content-type', deps.webhooks.metrics.registry.contentType)
-      .send(await deps.webhooks.metrics.registry.metrics()),
-  );
+  // /metrics is not here: it has its own listener (metrics-listener.ts, --metrics-listen).
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

@@ -22,6 +22,24 @@ export interface ServerConfig {
   maxBundleBytes: number;
   /** How often unregistered, expired uploads are collected. */
   gcIntervalSeconds: number;
+  /** Where /metrics is served; undefined: nowhere. `explicit`: configured, not the default. */
+  metricsListen: { host: string; port: number; explicit: boolean } | undefined;
+  /** Intake limits: timeouts of slow peers, concurrent PUTs, stored bytes per tenant. */
+  limits: {
+    /** The request line and headers must arrive within this (node:http headersTimeout). */
+    headerTimeoutMs: number;
+    /** An API request's body must arrive within this after its headers (not the upload PUT). */
+    requestTimeoutMs: number;
+    /** An upload PUT that receives no byte for this long is aborted. */
+    uploadIdleTimeoutMs: number;
+    /** An idle keep-alive connection is closed after this. */
+    keepAliveTimeoutMs: number;
+    /** Upload PUTs in flight, in total and per tenant. */
+    maxUploads: number;
+    maxUploadsPerTenant: number;
+    /** Bytes of registered bundles plus open reservations per tenant; 0: no quota. */
+    tenantQuotaBytes: number;
+  };
   webhook: {
     /** Wait before each attempt, ms; the first entry is the first try. */
     retrySchedule: number[];
@@ -60,6 +78,56 @@ export const SETTINGS = [
     env: 'GUARD_SERVER_GC_INTERVAL',
     file: 'gc_interval_seconds',
     default: '60',
+  },
+  {
+    key: 'metricsListen',
+    flag: 'metrics-listen',
+    env: 'GUARD_SERVER_METRICS_LISTEN',
+    file: 'metrics_listen',
+    default: '127.0.0.1:9464',
+  },
+  {
+    key: 'headerTimeoutSeconds',
+    flag: 'header-timeout',
+    env: 'GUARD_SERVER_HEADER_TIMEOUT',
+    file: 'header_timeout_seconds',
+    default: '20',
+  },
+  {
+    key: 'requestTimeoutSeconds',
+    flag: 'request-timeout',
+    env: 'GUARD_SERVER_REQUEST_TIMEOUT',
+    file: 'request_timeout_seconds',
+    default: '30',
+  },
+  {
+    key: 'uploadIdleTimeoutSeconds',
+    flag: 'upload-idle-timeout',
+    env: 'GUARD_SERVER_UPLOAD_IDLE_TIMEOUT',
+    file: 'upload_idle_timeout_seconds',
+    default: '60',
+  },
+  {
+    key: 'keepAliveTimeoutSeconds',
+    flag: 'keep-alive-timeout',
+    env: 'GUARD_SERVER_KEEP_ALIVE_TIMEOUT',
+    file: 'keep_alive_timeout_seconds',
+    default: '72',
+  },
+  { key: 'maxUploads', flag: 'max-uploads', env: 'GUARD_SERVER_MAX_UPLOADS', file: 'max_uploads', default: '32' },
+  {
+    key: 'maxUploadsPerTenant',
+    flag: 'max-uploads-per-tenant',
+    env: 'GUARD_SERVER_MAX_UPLOADS_PER_TENANT',
+    file: 'max_uploads_per_tenant',
+    default: '8',
+  },
+  {
+    key: 'tenantQuotaBytes',
+    flag: 'tenant-quota-bytes',
+    env: 'GUARD_SERVER_TENANT_QUOTA_BYTES',
+    file: 'tenant_quota_bytes',
+    default: String(10 * 1024 ** 3),
   },
   {
     key: 'webhookRetrySchedule',
@@ -192,6 +260,28 @@ export function loadServerConfig(
     if (!['true', 'false', '1', '0'].includes(raw[key])) throw new ConfigError(`${key} must be true or false`);
     return raw[key] === 'true' || raw[key] === '1';
   };
+  // The intake limits name their setting in every refusal: flag, environment variable, file key.
+  const limit = (key: string, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+    const s = SETTINGS.find((x) => x.key === key) as (typeof SETTINGS)[number];
+    const n = Number(raw[key]);
+    if (raw[key].trim() === '' || !Number.isSafeInteger(n) || n < min || n > max)
+      throw new ConfigError(
+        `--${s.flag} (${s.env}, ${s.file}) must be an integer from ${min} to ${max}, got "${raw[key]}"`,
+      );
+    return n;
+  };
+  /** Timeouts in seconds, at most a day (a timer of more than 2^31 ms would fire at once). */
+  const timeoutMs = (key: string): number => limit(key, 1, 86_400) * 1000;
+  let metricsListen: ServerConfig['metricsListen'];
+  if (raw.metricsListen !== '') {
+    const m = /^(.+):(\d{1,5})$/.exec(raw.metricsListen);
+    if (!m || Number(m[2]) > 65535)
+      throw new ConfigError(
+        `--metrics-listen must be HOST:PORT, or empty for no metrics listener, got "${raw.metricsListen}"`,
+      );
+    const given = flags['metrics-listen'] ?? env.GUARD_SERVER_METRICS_LISTEN ?? file.metrics_listen;
+    metricsListen = { host: m[1].replace(/^\[(.*)\]$/, '$1'), port: Number(m[2]), explicit: given != null };
+  }
   if (!LOG_LEVELS.includes(raw.logLevel as ServerConfig['logLevel']))
     throw new ConfigError(`log level must be one of ${LOG_LEVELS.join(', ')}`);
   const publicUrl = raw.publicUrl === '' ? undefined : raw.publicUrl;
@@ -216,6 +306,16 @@ export function loadServerConfig(
     logLevel: raw.logLevel as ServerConfig['logLevel'],
     maxBundleBytes: integer('maxBundleBytes', 1),
     gcIntervalSeconds: integer('gcIntervalSeconds', 1),
+    metricsListen,
+    limits: {
+      headerTimeoutMs: timeoutMs('headerTimeoutSeconds'),
+      requestTimeoutMs: timeoutMs('requestTimeoutSeconds'),
+      uploadIdleTimeoutMs: timeoutMs('uploadIdleTimeoutSeconds'),
+      keepAliveTimeoutMs: timeoutMs('keepAliveTimeoutSeconds'),
+      maxUploads: limit('maxUploads', 1),
+      maxUploadsPerTenant: limit('maxUploadsPerTenant', 1),
+      tenantQuotaBytes: limit('tenantQuotaBytes', 0),
+    },
     webhook: {
       retrySchedule: schedule(raw.webhookRetrySchedule),
       concurrency: integer('webhookConcurrency', 1),

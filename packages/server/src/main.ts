@@ -97,6 +97,7 @@ function bin(which: 'server' | 'agent'): string {
 /** Why `listen` failed, in the operator's words; undefined when it was not `listen` that failed. */
 function listenFailure(error: unknown, config: ServerConfig): string | undefined {
   const e = error as NodeJS.ErrnoException;
+  if (e?.name === 'MetricsListenError') return e.message; // worded by metrics-listener.ts
   if (e?.syscall !== 'listen' && e?.syscall !== 'getaddrinfo') return undefined;
   const address = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
   const reasons: Record<string, string> = {
@@ -195,8 +196,9 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
   server.app.log.info({ url: server.url, dataDir: config.dataDir }, 'guard-server listening');
   process.stderr.write(
     `\nguard-server ${SERVER_VERSION} is listening on ${server.url}\n` +
-      `  API reference:  ${server.url}/docs\n` +
-      `  health:         ${server.url}/healthz\n` +
+      `  API reference:  ${server.url}/docs (OpenAPI document: ${server.url}/openapi.json)\n` +
+      `  health:         ${server.url}/healthz, ready: ${server.url}/readyz\n` +
+      `  metrics:        ${server.metricsUrl ?? 'not served (--metrics-listen)'}\n` +
       `  data dir:       ${config.dataDir}\n` +
       'Next:\n' +
       `  create a tenant:   ${bin('server')} setup --data-dir ${config.dataDir} --json\n` +

@@ -1,6 +1,7 @@
 // Starting and stopping the service: open the data dir (database, master key, object
-// store), sweep what a crash left, listen, collect expired uploads on a timer, and on
-// SIGTERM/SIGINT stop accepting, finish in-flight requests and close the database.
+// store), sweep what a crash left, listen (the API, and /metrics on its own address), collect
+// expired uploads on a timer, and on SIGTERM/SIGINT stop accepting, finish in-flight requests
+// and close the database.
 
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -9,6 +10,7 @@ import type { ServerConfig } from './config.ts';
 import { openDatabase } from './db/index.ts';
 import type { AppDeps } from './deps.ts';
 import { loadOrCreateMasterKey } from './master-key.ts';
+import { listenMetrics, type MetricsListener } from './metrics-listener.ts';
 import { FsObjectStore } from './objects/fs-store.ts';
 import { collectExpiredUploads } from './objects/gc.ts';
 import { SignalOutbox } from './signals/outbox.ts';
@@ -20,6 +22,8 @@ export interface RunningServer {
   app: FastifyInstance;
   deps: AppDeps & { worker: DeliveryWorker };
   url: string;
+  /** http://HOST:PORT/metrics, or undefined when metrics are not served. */
+  metricsUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -92,7 +96,17 @@ export async function startServer(
   const app = await buildApp(deps, { logger: options.logger });
   deps.worker.setLog(app.log);
   if (swept > 0) app.log.info({ swept }, 'removed partial uploads left by an earlier crash');
-  await app.listen({ host: config.host, port: config.port });
+  let metrics: MetricsListener | undefined;
+  try {
+    if (config.metricsListen)
+      metrics = await listenMetrics(deps.webhooks.metrics.registry, config.metricsListen, config.limits, app.log);
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    await metrics?.close();
+    await app.close();
+    await deps.db.destroy();
+    throw error;
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -110,8 +124,10 @@ export async function startServer(
     app,
     deps,
     url: deps.publicUrl(),
+    metricsUrl: metrics?.url,
     async close() {
       clearInterval(gc);
+      await metrics?.close();
       await app.close();
       await deps.worker.stop();
       await deps.db.destroy();

@@ -5,8 +5,10 @@
 
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -97,7 +99,8 @@ export async function startTestServer(
   const dataDir = options.dataDir ?? (await makeTempDir('data'));
   const clock = options.clock ?? new Clock();
   const config = loadServerConfig(
-    { 'data-dir': dataDir, listen: '127.0.0.1:0', 'gc-interval': '3600', ...options.flags },
+    // No metrics listener unless a test asks for one (its default address is a fixed port).
+    { 'data-dir': dataDir, listen: '127.0.0.1:0', 'gc-interval': '3600', 'metrics-listen': '', ...options.flags },
     {},
     process.cwd(),
   );
@@ -311,6 +314,8 @@ export interface PutOptions {
 export interface PutResult {
   /** undefined when no response arrived (connection reset, aborted by the test...). */
   status: number | undefined;
+  /** Response headers ({} when no response arrived). */
+  headers: http.IncomingHttpHeaders;
   text: string;
   json: Loose;
   error: Error | undefined;
@@ -349,15 +354,21 @@ export async function putObject(url: string, body: Buffer, options: PutOptions =
         } catch {
           json = undefined;
         }
-        settle({ status: res.statusCode, text, json, error: undefined });
+        settle({ status: res.statusCode, headers: res.headers, text, json, error: undefined });
       };
       res.on('end', done);
       res.on('error', done);
       res.on('aborted', done);
     });
-    req.on('error', (error) => settle({ status: undefined, text: '', json: undefined, error }));
+    req.on('error', (error) => settle({ status: undefined, headers: {}, text: '', json: undefined, error }));
     req.on('close', () =>
-      settle({ status: undefined, text: '', json: undefined, error: new Error('connection closed without response') }),
+      settle({
+        status: undefined,
+        headers: {},
+        text: '',
+        json: undefined,
+        error: new Error('connection closed without response'),
+      }),
     );
   });
   const chunkBytes = options.chunkBytes ?? 256 * 1024;
@@ -393,6 +404,59 @@ function drainOrClose(req: http.ClientRequest): Promise<void> {
     req.on('drain', done);
     req.on('close', done);
   });
+}
+
+// ---------------------------------------------------------------------------------------
+// Raw TCP (node:net): a peer that stops in the middle of a request, as a slow or hostile one does
+
+export interface RawConnection {
+  socket: net.Socket;
+  /** Everything the server sent so far (latin1, so any byte survives). */
+  received(): string;
+  /** Resolves once the server has closed the connection; fails after `boundMs` (the test's bound). */
+  closedWithin(boundMs: number, what: string): Promise<void>;
+}
+
+/** Opens a TCP connection to `base`'s host and port; the test writes the bytes itself. */
+export async function rawConnection(base: string): Promise<RawConnection> {
+  const u = new URL(base);
+  const socket = net.connect(Number(u.port), u.hostname);
+  await once(socket, 'connect');
+  let data = '';
+  socket.on('data', (c: Buffer) => {
+    data += c.toString('latin1');
+  });
+  socket.on('error', () => {}); // a reset by the server is one way of closing
+  const closed = new Promise<void>((r) => socket.once('close', () => r()));
+  return {
+    socket,
+    received: () => data,
+    async closedWithin(boundMs, what) {
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<'open'>((r) => {
+        timer = setTimeout(() => r('open'), boundMs);
+      });
+      const outcome = await Promise.race([closed.then(() => 'closed' as const), bound]);
+      clearTimeout(timer);
+      if (outcome === 'open') {
+        socket.destroy();
+        throw new Error(`the connection was still open after ${boundMs} ms: ${what}`);
+      }
+    },
+  };
+}
+
+/** Status line and parsed JSON body of a raw HTTP/1.1 response text (no chunked bodies). */
+export function parseRawResponse(text: string): { status: number | undefined; json: Loose } {
+  const status = /^HTTP\/1\.1 (\d{3}) /.exec(text);
+  const at = text.indexOf('\r\n\r\n');
+  let json: Loose;
+  try {
+    json = JSON.parse(text.slice(at + 4));
+  } catch {
+    json = undefined;
+  }
+  return { status: status ? Number(status[1]) : undefined, json };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -469,9 +533,13 @@ export interface SpawnedServer {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Spawns bin/guard-server and waits until /healthz answers. */
+/**
+ * Spawns bin/guard-server and waits until /healthz answers. Its metrics listener takes a free
+ * port (the start banner names it) unless `extraArgs` say otherwise.
+ */
 export async function spawnServer(dataDir: string, port: number, extraArgs: string[] = []): Promise<SpawnedServer> {
-  const child = spawn(SERVER_BIN, ['--data-dir', dataDir, '--listen', `127.0.0.1:${port}`, ...extraArgs], {
+  const args = ['--data-dir', dataDir, '--listen', `127.0.0.1:${port}`, '--metrics-listen', '127.0.0.1:0'];
+  const child = spawn(SERVER_BIN, [...args, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

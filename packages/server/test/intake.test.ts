@@ -338,6 +338,16 @@ describe('presigned PUT refusals', () => {
     await assertNothingStored(server, slot.object_key);
   });
 
+  it('a PUT carrying any other Authorization scheme (Basic, a malformed Bearer, empty) is refused with 400 authorization_not_allowed', async () => {
+    const slot = await newSlot(server, agent.api_key);
+    for (const authorization of ['Basic dXNlcjpwYXNz', 'Bearer x', 'AWS4-HMAC-SHA256 Credential=a/b', '']) {
+      const res = await putObject(slot.url, slot.bytes, { headers: { authorization } });
+      assertError(res, 400, 'authorization_not_allowed');
+      await assertNothingStored(server, slot.object_key);
+    }
+    assert.equal((await putObject(slot.url, slot.bytes)).status, 200);
+  });
+
   it('a client that aborts mid-body leaves no object and no partial file', async () => {
     const slot = await newSlot(server, agent.api_key, 4 * MiB);
     const res = await putObject(slot.url, slot.bytes, {
@@ -380,13 +390,35 @@ describe('presigned PUT refusals', () => {
 describe('register and presign rules', () => {
   let server: TestServer;
   let agentA: EnrolledAgent;
+  let agentA2: EnrolledAgent;
   let agentB: EnrolledAgent;
   before(async () => {
     server = await startTestServer();
-    agentA = await enrollAgent(server.url, (await setupTenant(server)).enroll_token);
+    const tenantA = await setupTenant(server);
+    agentA = await enrollAgent(server.url, tenantA.enroll_token);
+    agentA2 = await enrollAgent(server.url, tenantA.enroll_token, { hostname: 'host-2.example' });
     agentB = await enrollAgent(server.url, (await setupTenant(server)).enroll_token);
   });
   after(() => server.cleanup());
+
+  it("another agent of the same tenant cannot register an agent's object: 403 agent_mismatch", async () => {
+    const slot = await newSlot(server, agentA.api_key);
+    assert.equal((await putObject(slot.url, slot.bytes)).status, 200);
+    const body = { object_key: slot.object_key, sha256: slot.sha256, size: slot.bytes.length };
+    assertError(await register(server.url, agentA2.api_key, body), 403, 'agent_mismatch');
+    assert.equal(await uploadState(server, slot.object_key), 'stored');
+    const own = await register(server.url, agentA.api_key, body);
+    assert.equal(own.status, 201, own.text);
+    assert.equal(own.json.object_key, slot.object_key);
+    // Once registered, the other agent still gets the same refusal, never the record.
+    assertError(await register(server.url, agentA2.api_key, body), 403, 'agent_mismatch');
+    const row = await server.deps.db
+      .selectFrom('bundles')
+      .select('agent_id')
+      .where('object_key', '=', slot.object_key)
+      .executeTakeFirstOrThrow();
+    assert.equal(row.agent_id, agentA.agent_id);
+  });
 
   it("registering another tenant's object is not found", async () => {
     const slot = await newSlot(server, agentA.api_key);

@@ -51,6 +51,7 @@ export const FAST_WEBHOOK_FLAGS: Record<string, string | boolean> = {
   'webhook-poll-ms': '20',
   'webhook-endpoint-concurrency': '4',
   'gc-interval': '3600',
+  'metrics-listen': '127.0.0.1:0', // /metrics has its own listener: a free port per server
 };
 
 export interface WebhookServer {
@@ -221,7 +222,8 @@ export function apiCall(
 
 /** Prometheus text → sample name with labels (as printed) → value. */
 export async function scrapeMetrics(server: WebhookServer): Promise<Map<string, number>> {
-  const res = await fetch(`${server.url}/metrics`);
+  if (!server.running.metricsUrl) throw new Error('this server serves no /metrics (--metrics-listen)');
+  const res = await fetch(server.running.metricsUrl);
   if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
   const out = new Map<string, number>();
   for (const line of (await res.text()).split('\n')) {

@@ -1,7 +1,9 @@
 // Embedded object store: files under <data_dir>/objects. A put streams into
 // objects/.partial/<random>, hashing and counting on the way; only a body of exactly the
 // expected size and SHA-256 is fsynced and renamed into place. After a crash mid-put only the
-// partial file remains, and sweepPartials removes it at the next start.
+// partial file remains, and sweepPartials removes it at the next start; a put that fails in any
+// other way (a refused body, a peer that hung up or went idle) removes its partial file itself
+// before it throws.
 //
 // The digest computed on the way in is kept in objects/.meta/<key>.json with the file's
 // identity (inode, size, mtime), like the checksum S3 keeps with an object: verify() answers
@@ -39,7 +41,7 @@ export class FsObjectStore implements ObjectStore {
     return p;
   }
 
-  async put(key: string, body: Readable, expect: ObjectExpectation): Promise<void> {
+  async put(key: string, body: AsyncIterable<Buffer>, expect: ObjectExpectation): Promise<void> {
     const target = this.path(key);
     const partial = join(this.root, PARTIAL_DIR, randomBytes(12).toString('hex'));
     const check = new LengthAndDigest(expect);
@@ -148,7 +150,7 @@ interface StoredMeta {
  * full collections (60 a GiB, a third of the server's CPU for an upload). Writes go out
  * 1 MiB at a time while the next buffer fills.
  */
-async function writeBody(body: Readable, check: LengthAndDigest, path: string): Promise<void> {
+async function writeBody(body: AsyncIterable<Buffer>, check: LengthAndDigest, path: string): Promise<void> {
   const file = await open(path, 'wx', 0o600);
   try {
     let filling = Buffer.allocUnsafeSlow(CHUNK_BYTES);
@@ -158,7 +160,7 @@ async function writeBody(body: Readable, check: LengthAndDigest, path: string): 
     const writeAll = async (buffer: Buffer, length: number) => {
       for (let done = 0; done < length; ) done += (await file.write(buffer, done, length - done)).bytesWritten;
     };
-    for await (const chunk of body as AsyncIterable<Buffer>) {
+    for await (const chunk of body) {
       check.update(chunk);
       for (let offset = 0; offset < chunk.length; ) {
         const n = chunk.copy(filling, used, offset);

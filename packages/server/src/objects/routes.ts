@@ -1,20 +1,33 @@
 // PUT <presigned URL>: the object-storage side of the upload, served by guard-server.
-// Auth is the URL signature alone; an Authorization header is refused (as S3 refuses two
-// auth mechanisms), so a client that leaks its API key here fails loudly in tests.
+// Auth is the URL signature alone; an Authorization header of any scheme is refused (as S3
+// refuses two auth mechanisms), so a client that leaks its API key here fails loudly in tests.
+// Limits (upload-limits.ts): PUTs in flight are capped in total and per tenant (429 with
+// Retry-After, which the agent honours), and a body that stops arriving is aborted.
 
 import { ApiErrorBody } from '@guard/contract';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { AppDeps } from '../deps.ts';
 import { ApiError } from '../errors.ts';
+import { releaseBodyDeadline } from '../http-limits.ts';
 import { checkGrant, OBJECTS_PATH } from './presign.ts';
 import { ObjectMismatchError } from './store.ts';
+import { idleGuarded, UPLOAD_RETRY_AFTER_SECONDS, UploadIdleError, UploadSlots } from './upload-limits.ts';
 
 export async function objectRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const presignKey = deps.masterKey.derive('presign');
   // The body is the object's raw bytes, streamed by the handler: no parser, no body limit here.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
+  const { limits } = deps.config;
+  const slots = new UploadSlots({ max: limits.maxUploads, maxPerTenant: limits.maxUploadsPerTenant });
+
+  // Before anything reads the header as a credential (the app's preHandler would answer 401
+  // to a scheme other than Bearer): whatever it holds, it has no place on this request.
+  app.addHook('onRequest', async (req) => {
+    if (req.headers.authorization !== undefined)
+      throw new ApiError(400, 'authorization_not_allowed', 'a presigned PUT must not carry an Authorization header');
+  });
 
   app.put(
     `${OBJECTS_PATH}*`,
@@ -26,8 +39,6 @@ export async function objectRoutes(app: FastifyInstance, deps: AppDeps): Promise
       },
     },
     async (req, reply) => {
-      if (req.headers.authorization !== undefined)
-        throw new ApiError(400, 'authorization_not_allowed', 'a presigned PUT must not carry an Authorization header');
       const objectKey = (req.params as { '*': string })['*'];
       const check = checkGrant(presignKey, objectKey, req.query as Record<string, unknown>, deps.now());
       if (!check.ok) throw new ApiError(check.code === 'malformed_url' ? 400 : 403, check.code, check.message);
@@ -50,13 +61,35 @@ export async function objectRoutes(app: FastifyInstance, deps: AppDeps): Promise
       if (!upload) throw new ApiError(404, 'not_found', 'no upload was presigned for this object');
       if (upload.state === 'registered')
         throw new ApiError(409, 'already_registered', 'this object is already registered');
+      if (!slots.acquire(grant.tenantId)) {
+        reply.header('retry-after', String(UPLOAD_RETRY_AFTER_SECONDS));
+        throw new ApiError(
+          429,
+          'too_many_uploads',
+          `too many uploads in progress (${slots.inFlight(grant.tenantId)} of this tenant, ${slots.inFlight()} in all); retry in ${UPLOAD_RETRY_AFTER_SECONDS} s`,
+        );
+      }
       try {
-        await deps.store.put(objectKey, req.raw, { size: grant.size, sha256: grant.sha256 });
+        // From here the body is governed by the idle timeout, not the API's body deadline.
+        releaseBodyDeadline(req.raw);
+        await deps.store.put(objectKey, idleGuarded(req.raw, limits.uploadIdleTimeoutMs), {
+          size: grant.size,
+          sha256: grant.sha256,
+        });
       } catch (error) {
         if (error instanceof ObjectMismatchError) throw new ApiError(400, error.reason, error.message);
+        if (error instanceof UploadIdleError) {
+          // The partial file is gone (put removed it); the connection, with the rest of the
+          // body never read, closes after this answer.
+          req.log.info({ objectKey, idleSeconds: error.idleMs / 1000 }, 'upload aborted: the body stopped arriving');
+          reply.header('connection', 'close');
+          throw new ApiError(408, 'upload_idle_timeout', `the upload was aborted: ${error.message}`);
+        }
         if (req.raw.destroyed || req.raw.readableAborted)
           throw new ApiError(400, 'incomplete_body', 'the connection closed before the whole body arrived');
         throw error;
+      } finally {
+        slots.release(grant.tenantId);
       }
       // The slot may have been collected while the body streamed (its URL expired mid-PUT):
       // then the object would belong to nothing, so it is removed and the PUT refused.

@@ -18,8 +18,11 @@ export class ObjectMismatchError extends Error {
 }
 
 export interface ObjectStore {
-  /** Streams `body` into `key`, publishing it only if it is exactly `expect`. */
-  put(key: string, body: Readable, expect: ObjectExpectation): Promise<void>;
+  /**
+   * Streams `body` into `key`, publishing it only if it is exactly `expect`. When it throws,
+   * nothing of the put remains (no object, no partial file).
+   */
+  put(key: string, body: AsyncIterable<Buffer>, expect: ObjectExpectation): Promise<void>;
   /**
    * Size and SHA-256 of a stored object, computed from its bytes: the digest taken while the
    * bytes arrived, as long as the object is unchanged since (S3: the object's stored

@@ -16,9 +16,11 @@ import {
   UploadUrlResponse,
 } from '@guard/contract';
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { requireAgent, requireUser } from '../auth/principal.ts';
 import { newId } from '../auth/secrets.ts';
+import type { Db } from '../db/index.ts';
 import type { BundleTable } from '../db/tables.ts';
 import type { AppDeps } from '../deps.ts';
 import { ApiError, badRequest, isUniqueViolation, notFound } from '../errors.ts';
@@ -69,6 +71,22 @@ function newObjectKey(tenantId: string, now: Date): string {
   return `bundles/${tenantId}/${now.toISOString().slice(0, 10)}/${randomBytes(16).toString('hex')}.tar.zst`;
 }
 
+/**
+ * Bytes a tenant holds against its quota: registered bundles, objects stored but not yet
+ * registered (until collected), and presigned slots whose URL is still valid (reservations:
+ * parallel presigns cannot overshoot the quota together).
+ */
+async function bytesHeld(db: Db, tenantId: string, now: Date): Promise<number> {
+  const { rows } = await sql<{ held: number | null }>`
+    select
+      coalesce((select sum(size) from bundles where tenant_id = ${tenantId}), 0)
+      + coalesce((select sum(size) from uploads where tenant_id = ${tenantId}
+          and (state = 'stored' or (state = 'presigned' and expires_at > ${now.toISOString()}))), 0) as held`.execute(
+    db,
+  );
+  return Number(rows[0]?.held ?? 0);
+}
+
 function summary(row: BundleTable & { hostname: string }) {
   const manifest = JSON.parse(row.manifest) as BundleManifest;
   return {
@@ -107,20 +125,34 @@ export async function supportRoutes(app: FastifyInstance, deps: AppDeps): Promis
       const now = deps.now();
       const expires = Math.floor(now.getTime() / 1000) + PRESIGN_TTL_SECONDS;
       const objectKey = newObjectKey(agent.tenantId, now);
-      await db
-        .insertInto('uploads')
-        .values({
-          object_key: objectKey,
-          tenant_id: agent.tenantId,
-          agent_id: agent.agentId,
-          filename: body.filename,
-          size: body.size,
-          sha256: body.sha256,
-          expires_at: new Date(expires * 1000).toISOString(),
-          state: 'presigned',
-          created_at: now.toISOString(),
-        })
-        .execute();
+      const quota = deps.config.limits.tenantQuotaBytes;
+      // The quota check and the reservation are one transaction: on the embedded database it
+      // holds the only connection, so concurrent presigns are counted one after the other.
+      await db.transaction().execute(async (trx) => {
+        if (quota > 0) {
+          const held = await bytesHeld(trx, agent.tenantId, now);
+          if (held + body.size > quota)
+            throw new ApiError(
+              403,
+              'quota_exceeded',
+              `the tenant's bundles and uploads in progress hold ${held} of its ${quota} bytes; a bundle of ${body.size} bytes does not fit (ask the operator to raise --tenant-quota-bytes)`,
+            );
+        }
+        await trx
+          .insertInto('uploads')
+          .values({
+            object_key: objectKey,
+            tenant_id: agent.tenantId,
+            agent_id: agent.agentId,
+            filename: body.filename,
+            size: body.size,
+            sha256: body.sha256,
+            expires_at: new Date(expires * 1000).toISOString(),
+            state: 'presigned',
+            created_at: now.toISOString(),
+          })
+          .execute();
+      });
       const url = presignedUrl(deps.publicUrl(), presignKey, {
         method: 'PUT',
         objectKey,
@@ -159,6 +191,13 @@ export async function supportRoutes(app: FastifyInstance, deps: AppDeps): Promis
         .where('tenant_id', '=', agent.tenantId)
         .executeTakeFirst();
       if (!upload) throw notFound('upload');
+      // A presigned object belongs to the agent that asked for it, not to its whole tenant.
+      if (upload.agent_id !== agent.agentId)
+        throw new ApiError(
+          403,
+          'agent_mismatch',
+          'this object was presigned for another agent; only the agent that presigned it may register it',
+        );
       if (upload.size !== body.size || upload.sha256 !== body.sha256)
         throw new ApiError(409, 'checksum_mismatch', 'size or sha256 differs from what was presigned for this object');
       let manifest: BundleManifest;

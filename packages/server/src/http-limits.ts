@@ -1,0 +1,90 @@
+// How long a peer may take, on the API listener (docs/guard-server.md, "Limits"):
+//   - request line and headers: node:http's headersTimeout (it also closes a connection that
+//     never sends a byte);
+//   - an API request's body: within requestTimeoutMs of its headers (bodyDeadline below), so
+//     a peer cannot hold a connection by trickling a JSON body;
+//   - the upload PUT streams up to 2 GiB at whatever speed the link has, so it has no total
+//     deadline (node's requestTimeout stays off: it would cut a healthy slow upload); once its
+//     body streams into the store it is governed by an idle timeout (objects/routes.ts);
+//   - idle keep-alive connections between requests: keepAliveTimeoutMs.
+// A timed-out request is answered 408 `request_timeout` when nothing was sent yet, and its
+// connection closed either way.
+
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { ServerConfig } from './config.ts';
+
+type Limits = ServerConfig['limits'];
+
+/** The Fastify (and node:http) options carrying the listener's timeouts. */
+export function listenerTimeouts(limits: Limits): Pick<FastifyServerOptions, 'keepAliveTimeout' | 'requestTimeout'> & {
+  http: { headersTimeout: number; connectionsCheckingInterval: number; requestTimeout: number };
+} {
+  return {
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    requestTimeout: 0,
+    http: {
+      headersTimeout: limits.headerTimeoutMs,
+      requestTimeout: 0,
+      // node checks the header deadline on this interval (default 30 s, too coarse for a
+      // deadline of seconds); a pass over the open connections is cheap.
+      connectionsCheckingInterval: Math.min(1000, Math.max(100, limits.headerTimeoutMs / 4)),
+    },
+  };
+}
+
+/**
+ * Answers on the raw socket and closes the connection: for a request whose body was not (or
+ * not wholly) read, where the connection cannot be reused.
+ */
+export function answerAndClose(socket: Duplex, status: number, reason: string, code: string, message: string): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify({ error: { code, message } });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+  // A peer that does not read its answer does not keep the socket either.
+  setTimeout(() => socket.destroy(), 1000).unref();
+}
+
+const deadlines = new WeakMap<object, NodeJS.Timeout>();
+
+/**
+ * Every request whose body has not fully arrived when its route is found must receive it
+ * within `requestTimeoutMs`: else it is answered 408 (or, when an answer already went out,
+ * its connection is closed). A route that streams its body under its own idle timeout takes
+ * the request out with releaseBodyDeadline once it starts reading.
+ */
+export function bodyDeadline(app: FastifyInstance, limits: Limits): void {
+  const seconds = limits.requestTimeoutMs / 1000;
+  app.addHook('onRequest', (req, reply, done) => {
+    const raw = req.raw;
+    if (raw.complete) return done();
+    const timer = setTimeout(() => {
+      deadlines.delete(raw);
+      if (raw.complete || raw.socket.destroyed) return;
+      req.log.info({ timeoutSeconds: seconds }, 'request body timed out');
+      if (reply.raw.headersSent) raw.socket.destroy();
+      else
+        answerAndClose(
+          raw.socket,
+          408,
+          'Request Timeout',
+          'request_timeout',
+          `the request body did not arrive within ${seconds} s`,
+        );
+    }, limits.requestTimeoutMs);
+    timer.unref();
+    deadlines.set(raw, timer);
+    raw.once('close', () => releaseBodyDeadline(raw));
+    done();
+  });
+}
+
+export function releaseBodyDeadline(raw: object): void {
+  clearTimeout(deadlines.get(raw));
+  deadlines.delete(raw);
+}
