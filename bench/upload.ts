@@ -238,7 +238,18 @@ interface Server {
 }
 
 async function startServer(dataDir: string, port: number, nodeOptions?: string): Promise<Server> {
-  const child = spawn(SERVER_BIN, ['--data-dir', dataDir, '--listen', `127.0.0.1:${port}`, '--log-level', 'info'], {
+  // No tenant quota: every rep keeps its 1 GiB bundle registered (only the files are deleted).
+  const args = [
+    '--data-dir',
+    dataDir,
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--log-level',
+    'info',
+    '--tenant-quota-bytes',
+    '0',
+  ];
+  const child = spawn(SERVER_BIN, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: childEnv(nodeOptions),
   });
