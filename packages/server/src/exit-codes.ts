@@ -6,7 +6,7 @@ export const EXIT_CODES = {
   failure: {
     code: 1,
     summary: 'runtime failure',
-    when: 'the data directory or database cannot be used, shutdown failed, or an unexpected error',
+    when: 'the data directory or database cannot be used (or another guard-server serves that data directory), shutdown failed, or an unexpected error',
   },
   usage: {
     code: 2,

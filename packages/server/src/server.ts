@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { ServerConfig } from './config.ts';
+import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/index.ts';
 import type { AppDeps } from './deps.ts';
 import { loadOrCreateMasterKey } from './master-key.ts';
@@ -92,6 +93,13 @@ export async function startServer(
     },
     options.deliveryCa,
   );
+  let lock: DataDirLock;
+  try {
+    lock = await lockDataDir(config.dataDir);
+  } catch (error) {
+    await deps.db.destroy();
+    throw error;
+  }
   const swept = await deps.store.sweepPartials();
   const app = await buildApp(deps, { logger: options.logger });
   deps.worker.setLog(app.log);
@@ -105,6 +113,7 @@ export async function startServer(
     await metrics?.close();
     await app.close();
     await deps.db.destroy();
+    await lock.release();
     throw error;
   }
   const address = app.server.address();
@@ -131,6 +140,7 @@ export async function startServer(
       await app.close();
       await deps.worker.stop();
       await deps.db.destroy();
+      await lock.release();
     },
   };
 }

@@ -3,7 +3,7 @@
 // (0 success, 1 runtime failure, 2 usage or configuration error, 3 cannot listen).
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SETTINGS } from '../src/config.ts';
 import { EXIT_CODES } from '../src/exit-codes.ts';
-import { makeTempDir, SERVER_BIN, SERVER_DIR } from './harness.ts';
+import { makeTempDir, SERVER_BIN, SERVER_DIR, waitFor } from './harness.ts';
 
 const VERSION: string = JSON.parse(await readFile(join(SERVER_DIR, 'package.json'), 'utf8')).version;
 const DOCS = join(SERVER_DIR, '..', '..', 'docs', 'guard-server.md');
@@ -62,6 +62,18 @@ async function docTable(heading: string): Promise<string[][]> {
     );
   }
   return rows;
+}
+
+/** Starts bin/guard-server serving and resolves once it says it is listening. */
+async function serving(args: string[]): Promise<ChildProcess> {
+  const child = spawn(SERVER_BIN, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d;
+  });
+  await waitFor(() => stderr.includes('is listening on') || child.exitCode !== null, 'the server to listen', 20_000);
+  assert.ok(stderr.includes('is listening on'), stderr);
+  return child;
 }
 
 describe('guard-server command line', () => {
@@ -143,6 +155,28 @@ describe('guard-server command line', () => {
     } finally {
       blocker.close();
     }
+  });
+
+  it('a second server on a data dir being served exits 1 and leaves its uploads in progress alone', async () => {
+    const dataDir = join(cwd, 'served');
+    const args = ['--listen', '127.0.0.1:0', '--data-dir', dataDir, '--metrics-listen', ''];
+    const first = await serving(args);
+    try {
+      const partial = join(dataDir, 'objects', '.partial', 'upload-in-progress');
+      await writeFile(partial, 'half a bundle');
+      const r = await run(args, { cwd });
+      assert.equal(r.code, EXIT_CODES.failure.code, r.stderr);
+      assert.match(r.stderr, new RegExp(`in use by another guard-server \\(pid ${first.pid}\\)`));
+      assert.equal(r.stderr.trimEnd().split('\n').length, 1, r.stderr);
+      assert.equal(await readFile(partial, 'utf8'), 'half a bundle');
+    } finally {
+      first.kill('SIGKILL');
+      await once(first, 'exit');
+    }
+    // The lock a killed server left behind names a process that is gone: the next one starts.
+    const next = await serving(args);
+    next.kill('SIGTERM');
+    assert.equal((await once(next, 'exit'))[0], 0);
   });
 
   it('a port the user may not bind exits 3 with "permission denied"', async () => {
