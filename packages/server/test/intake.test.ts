@@ -161,6 +161,18 @@ describe('bundle intake: presign, PUT, register', () => {
     assert.equal(dl.headers.get('content-disposition'), 'attachment; filename="host_1.tar.zst"');
   });
 
+  it("shows a manifest's redaction.extra_keys (the operator's extra keys) as the agent sent it", async () => {
+    const base = validManifest();
+    const manifest = {
+      ...base,
+      redaction: { ...(base.redaction as object), extra_keys: ['password', '^aws_.*_key$'] },
+    };
+    const up = await uploadBundle(server.url, agent.api_key, { manifest });
+    const show = await api(server.url, 'GET', `/v1/support/bundles/${up.bundle_id}`, { token: tenant.admin_token });
+    assert.equal(show.status, 200, show.text);
+    assert.deepEqual(show.json.manifest, manifest);
+  });
+
   it('registering twice answers 200 with the first record', async () => {
     const slot = await newSlot(server, agent.api_key);
     assert.equal((await putObject(slot.url, slot.bytes)).status, 200);

@@ -54,6 +54,7 @@ const BundleDetail = Type.Object({
       pattern: Type.String(),
       values_masked: Type.Integer(),
       members: Type.Record(Type.String(), Type.Integer()),
+      extra_keys: Type.Optional(Type.Array(Type.String())),
     }),
     collection_errors: Type.Array(Type.Object({ source: Type.String(), message: Type.String() })),
   }),
