@@ -2,7 +2,8 @@
 # Installs what the test suite and benchmarks need beyond `npm install`, from Debian's packages:
 # zstd (GNU tar reads bundles with it in the integration tests; the collect benchmark's
 # baseline runs it), openssl (tests make a throw-away CA for HTTPS receivers and proxies),
-# curl (the upload benchmark's anchor) and GNU time (benchmarks read peak RSS from it).
+# curl (the upload benchmark's anchor), GNU time (benchmarks read peak RSS from it) and tmux
+# (the agent's progress tests run it in a real terminal).
 set -euo pipefail
 missing=()
 command -v zstd >/dev/null || missing+=(zstd)
@@ -11,6 +12,7 @@ command -v tar >/dev/null || missing+=(tar)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v curl >/dev/null || missing+=(curl)
 [ -x /usr/bin/time ] || missing+=(time)
+command -v tmux >/dev/null || missing+=(tmux)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi

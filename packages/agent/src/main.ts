@@ -30,7 +30,7 @@ export function buildProgram(ctx: (configPath: string, explicit: boolean) => Com
       'Enrol this host with the Guard service: exchange an enrolment token for the agent API key ' +
         'and store it in <state_dir>/enrollment.json (mode 0600). Prints "enrolled agent_id=<id> tenant_id=<id>"; ' +
         'the API key is never printed. Plain http:// is accepted only to a loopback address. ' +
-        'Proxies: HTTPS_PROXY, HTTP_PROXY, NO_PROXY.',
+        'Proxies: the config keys proxy.https, proxy.http, proxy.no_proxy, else HTTPS_PROXY, HTTP_PROXY, NO_PROXY.',
     )
     .requiredOption('--url <base_url>', 'service base URL, e.g. https://guard.example.com')
     .option('--token-file <file>', 'file holding the enrolment token')
@@ -65,7 +65,8 @@ export function buildProgram(ctx: (configPath: string, explicit: boolean) => Com
         'call every member is checked against the manifest and the file SHA-256 is computed. Then: presign, ' +
         'PUT to the presigned URL (no Authorization header), register. Prints bundle_id=, object_key= and ' +
         'uploaded_at= lines on stdout. Retries on connection errors, 429 and 5xx. The local file is never ' +
-        'modified or deleted. Proxies: HTTPS_PROXY, HTTP_PROXY, NO_PROXY.',
+        'modified or deleted. Proxies: the config keys proxy.https, proxy.http, proxy.no_proxy, else ' +
+        'HTTPS_PROXY, HTTP_PROXY, NO_PROXY.',
     )
     .argument('<bundle-file>', 'path to a .tar.zst bundle made by support-bundle collect')
     .exitOverride()

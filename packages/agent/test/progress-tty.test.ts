@@ -48,8 +48,13 @@ class Terminal {
     // PS1 on the command: the shell does not take it from tmux's environment.
     const shell = `env PS1='${PROMPT}' sh`;
     await t.tmux('-f', '/dev/null', 'new-session', '-d', '-s', 'progress', '-x', String(columns), '-y', '30', shell);
-    await t.tmux('set-option', '-g', 'status', 'off');
-    await t.until((s) => s.includes(PROMPT.trim()), 'the shell prompt', 20_000);
+    try {
+      await t.tmux('set-option', '-g', 'status', 'off');
+      await t.until((s) => s.includes(PROMPT.trim()), 'the shell prompt', 20_000);
+    } catch (error) {
+      await t.close(); // no tmux server outlives the test
+      throw error;
+    }
     return t;
   }
 
