@@ -3,7 +3,8 @@
 # zstd (GNU tar reads bundles with it in the integration tests; the collect benchmark's
 # baseline runs it), openssl (tests make a throw-away CA for HTTPS receivers and proxies),
 # curl (the upload benchmark's anchor), GNU time (benchmarks read peak RSS from it) and tmux
-# (the agent's progress tests run it in a real terminal).
+# (the agent's progress tests run it in a real terminal) and setpriv (tests run the CLIs without
+# root's power over file modes).
 set -euo pipefail
 missing=()
 command -v zstd >/dev/null || missing+=(zstd)
@@ -13,6 +14,7 @@ command -v openssl >/dev/null || missing+=(openssl)
 command -v curl >/dev/null || missing+=(curl)
 [ -x /usr/bin/time ] || missing+=(time)
 command -v tmux >/dev/null || missing+=(tmux)
+command -v setpriv >/dev/null || missing+=(util-linux)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi

@@ -14,7 +14,6 @@ import {
   AGENT_VERSION,
   bytesRead,
   CAP_BYTES,
-  chownTree,
   collectArgs,
   describeRun,
   exists,
@@ -24,7 +23,6 @@ import {
   gzipText,
   type Home,
   type HomeOptions,
-  IS_ROOT,
   lineCount,
   listBundle,
   MiB,
@@ -741,16 +739,11 @@ describe('missing or unreadable sources', { concurrency: 2 }, () => {
     assert.equal(gunzipText(got.members.get('agent.log.1.gz') as Buffer).includes('api_key=[REDACTED]'), true);
   });
 
-  // Root reads files whatever their mode, so these run the CLI as nobody (runuser), in a home
-  // handed to nobody; only the file under test is closed to it. Run by an unprivileged user,
-  // the suite runs the CLI as itself.
-  const unprivileged: RunOptions = IS_ROOT ? { user: 'nobody' } : {};
+  // Root reads files whatever their mode, so these run the CLI without root's power over
+  // file modes (UNPRIVILEGED); only the file under test is closed to it.
+  const unprivileged: RunOptions = { unprivileged: true };
   async function unprivilegedHome(label: string, options: HomeOptions): Promise<Home> {
-    const root = await dirs.make(label);
-    await chmod(root, 0o755); // mkdtemp's 0700 would keep nobody out of the whole home
-    const home = await makeHome(join(root, 'home'), options);
-    if (IS_ROOT) await chownTree(home.root, 'nobody');
-    return home;
+    return makeHome(join(await dirs.make(label), 'home'), options);
   }
   function errorOf(got: Collected, source: string): string | undefined {
     return got.manifest.collection_errors.find((c) => c.source === source)?.message;

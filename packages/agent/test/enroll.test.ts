@@ -3,7 +3,7 @@
 // URL rule (plain http:// only to loopback) as pure functions.
 
 import assert from 'node:assert/strict';
-import { chmod, chown, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,8 +14,6 @@ import {
   enrollArgs,
   type GuardServer,
   type Loose,
-  NOBODY,
-  openToOthers,
   proxyEnv,
   runAgent,
   startGuardServer,
@@ -281,9 +279,8 @@ describe('enroll checks that it can write state_dir before it sends the token', 
     return rows.length;
   }
 
-  /** A home that `nobody` can read (config, token), enrolling as `nobody` (as the current user when not root). */
+  /** Enrols without root's power over file modes (harness.ts UNPRIVILEGED). */
   async function unprivilegedEnroll(h: Home, file: string) {
-    await openToOthers(h.root);
     const before = { uses: await tokenUses(), agents: await agentCount(), requests: gs.requests.length };
     const r = await runAgent(enrollArgs(h, gs.url, file), { unprivileged: true });
     return { r, before };
@@ -328,7 +325,6 @@ describe('enroll checks that it can write state_dir before it sends the token', 
 
   it('a state_dir the user owns: the same unprivileged run enrols, leaving only enrollment.json', async () => {
     const h = await home();
-    if (process.getuid?.() === 0) await chown(h.stateDir, NOBODY.uid, NOBODY.gid);
     const { r, before } = await unprivilegedEnroll(h, await tokenFile(h, gs.setup.enroll_token));
     assert.equal(r.code, 0, describeRun(r));
     assert.match(r.stdout, LINE);

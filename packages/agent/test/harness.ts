@@ -23,7 +23,10 @@ export const MiB = 1024 * 1024;
 export const CAP_BYTES = 180 * MiB;
 export const WORK_DIR_PREFIX = '.guard-collect-';
 export const REDACTION_PATTERN = '^(api_key|enroll_token|.*_token|.*_secret)$';
-export const IS_ROOT = typeof process.getuid === 'function' && process.getuid() === 0;
+
+import { IS_ROOT, UNPRIVILEGED } from '../../server/test/unprivileged.ts';
+
+export { IS_ROOT, UNPRIVILEGED };
 
 // ---------------------------------------------------------------------------------------
 // Temp directories
@@ -165,11 +168,6 @@ export async function makeCharDevice(path: string): Promise<void> {
   await execFileP('mknod', [path, 'c', '1', '3']);
 }
 
-/** Hands `path` and everything below it to `user` (chown -R), so a CLI run as that user can work there. */
-export async function chownTree(path: string, user: string): Promise<void> {
-  await execFileP('chown', ['-R', `${user}:`, path]);
-}
-
 /** Writes `blocks` copies of a 1 MiB block of ordinary log lines, then `tail`; returns the byte size. */
 export async function writeBigLog(path: string, blocks: number, tail = ''): Promise<number> {
   const line =
@@ -216,8 +214,8 @@ export interface RunOptions {
   umask?: string;
   /** Kill with SIGKILL after this long (default 120 s): a hung CLI fails the test, not the run. */
   timeoutMs?: number;
-  /** Run the CLI as this (unprivileged) user, through runuser(1); the suite itself runs as root. */
-  user?: string;
+  /** Run the CLI without root's power over file modes (see UNPRIVILEGED). */
+  unprivileged?: boolean;
 }
 
 export interface RunResult {
@@ -266,7 +264,7 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 export function startCli(args: string[], options: RunOptions = {}): RunningCli {
   const t0 = Date.now();
   const sh = ['sh', '-c', `umask ${options.umask ?? '022'}; exec "$0" "$@"`, BIN, ...args];
-  const argv = options.user ? ['runuser', '-u', options.user, '--', ...sh] : sh;
+  const argv = options.unprivileged ? [...UNPRIVILEGED, ...sh] : sh;
   const child = spawn(argv[0], argv.slice(1), {
     cwd: options.cwd ?? os.tmpdir(),
     env: childEnv(options.env),

@@ -8,17 +8,17 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import os from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadServerConfig } from '../../server/src/config.ts';
 import { type RunningServer, startServer } from '../../server/src/server.ts';
 import { runSetup, type SetupResult } from '../../server/src/setup.ts';
-import { BIN, childEnv, type Home, type RunResult, watch } from './harness.ts';
+import { BIN, childEnv, type Home, type RunResult, UNPRIVILEGED, watch } from './harness.ts';
 
 const execFileP = promisify(execFile);
 
@@ -120,21 +120,8 @@ export interface AgentRunOptions {
   stdin?: string;
   timeoutMs?: number;
   cwd?: string;
-  /**
-   * Run as the unprivileged user `nobody` (uid/gid 65534) when the tests run as root, so that
-   * file permissions apply as they do to an operator who is not root (root reads and writes
-   * whatever the mode). Run as the current user otherwise, who is not root already.
-   */
+  /** Run without root's power over file modes (harness.ts UNPRIVILEGED). */
   unprivileged?: boolean;
-}
-
-export const NOBODY = { uid: 65534, gid: 65534 };
-const IS_ROOT = process.getuid?.() === 0;
-
-/** The command prefix that drops to `nobody` (setpriv execs: the PID stays the agent's). */
-function dropPrivileges(unprivileged: boolean | undefined): string[] {
-  if (!unprivileged || !IS_ROOT) return [];
-  return ['setpriv', `--reuid=${NOBODY.uid}`, `--regid=${NOBODY.gid}`, '--clear-groups', '--'];
 }
 
 /**
@@ -144,7 +131,7 @@ function dropPrivileges(unprivileged: boolean | undefined): string[] {
 export function startAgent(args: string[], options: AgentRunOptions = {}): AgentRun {
   const t0 = Date.now();
   const [cmd, ...rest] = [
-    ...dropPrivileges(options.unprivileged),
+    ...(options.unprivileged ? UNPRIVILEGED : []),
     'sh',
     '-c',
     'umask 022; exec "$0" "$@"',
@@ -162,15 +149,6 @@ export function startAgent(args: string[], options: AgentRunOptions = {}): Agent
 
 export function runAgent(args: string[], options: AgentRunOptions = {}): Promise<RunResult> {
   return startAgent(args, options).result;
-}
-
-/** Lets `nobody` reach `dir` and read what is in it: the directory and its parents get o+x, `dir` o+rx. */
-export async function openToOthers(dir: string): Promise<void> {
-  for (let d = dir; d !== dirname(d); d = dirname(d)) {
-    const mode = (await stat(d)).mode & 0o7777;
-    const want = mode | (d === dir ? 0o005 : 0o001);
-    if (want !== mode) await chmod(d, want);
-  }
 }
 
 /**

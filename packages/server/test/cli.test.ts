@@ -5,13 +5,14 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SETTINGS } from '../src/config.ts';
 import { EXIT_CODES } from '../src/exit-codes.ts';
 import { makeTempDir, SERVER_BIN, SERVER_DIR, waitFor } from './harness.ts';
+import { UNPRIVILEGED } from './unprivileged.ts';
 
 const VERSION: string = JSON.parse(await readFile(join(SERVER_DIR, 'package.json'), 'utf8')).version;
 const DOCS = join(SERVER_DIR, '..', '..', 'docs', 'guard-server.md');
@@ -23,8 +24,11 @@ interface Run {
 }
 
 /** Runs bin/guard-server to its end (30 s at most: a server that starts instead is a failure). */
-function run(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; as?: 'nobody' } = {}): Promise<Run> {
-  const [file, argv] = options.as ? ['runuser', ['-u', options.as, '--', SERVER_BIN, ...args]] : [SERVER_BIN, args];
+function run(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; unprivileged?: boolean } = {},
+): Promise<Run> {
+  const [file, ...argv] = [...(options.unprivileged ? UNPRIVILEGED : []), SERVER_BIN, ...args];
   return new Promise((resolve) => {
     execFile(
       file,
@@ -182,13 +186,7 @@ describe('guard-server command line', () => {
   it('a port the user may not bind exits 3 with "permission denied"', async () => {
     const dataDir = join(cwd, 'unprivileged');
     await mkdir(dataDir);
-    await chmod(cwd, 0o755);
-    await chmod(dataDir, 0o777);
-    const r = await run(['--listen', '127.0.0.1:1', '--data-dir', dataDir], {
-      cwd: dataDir,
-      as: 'nobody',
-      env: { NODE_DISABLE_COMPILE_CACHE: '1' },
-    });
+    const r = await run(['--listen', '127.0.0.1:1', '--data-dir', dataDir], { cwd: dataDir, unprivileged: true });
     assert.equal(r.code, 3, r.stderr);
     assert.match(r.stderr, /^guard-server: cannot listen on 127\.0\.0\.1:1: permission denied \(ports below 1024 /);
     assertNoRawText(r.stderr);
