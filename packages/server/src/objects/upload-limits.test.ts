@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { idleGuarded, UploadIdleError, UploadSlots } from './upload-limits.ts';
 
 describe('UploadSlots', () => {
@@ -89,5 +91,25 @@ describe('idleGuarded', () => {
       /refused/,
     );
     assert.equal(body.destroyed, true);
+  });
+
+  it('keeps no chunk it has passed on: memory does not grow with the size of the body', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const passed: WeakRef<Buffer>[] = [];
+    async function* source(): AsyncGenerator<Buffer> {
+      for (let i = 0; i < 64; i++) yield Buffer.alloc(64 * 1024, i);
+    }
+    let i = 0;
+    for await (const chunk of idleGuarded(source(), 60_000)) {
+      passed.push(new WeakRef(chunk));
+      if (++i < 64) continue;
+      // Still inside the upload: every chunk but this one was consumed and must be collectable.
+      gc();
+      await sleep(0);
+      gc();
+      const alive = passed.slice(0, -1).filter((ref) => ref.deref() !== undefined).length;
+      assert.equal(alive, 0, `${alive} of 63 passed-on chunks are still held by the guard`);
+    }
   });
 });

@@ -59,14 +59,13 @@ export class UploadIdleError extends Error {
  */
 export async function* idleGuarded(body: AsyncIterable<Buffer>, idleMs: number): AsyncGenerator<Buffer> {
   const it = body[Symbol.asyncIterator]();
-  let waiting = false;
-  let timeOut: (error: UploadIdleError) => void = () => {};
-  const idle = new Promise<never>((_, reject) => {
-    timeOut = reject;
-  });
-  idle.catch(() => {}); // raced below; this only keeps a late timeout from being "unhandled"
+  // Fails the read being waited for. Each read gets its own promise: racing every read
+  // against one long-lived "idle" promise would attach a reaction to it per chunk, and each
+  // reaction keeps its settled race, and so its chunk, alive until the body ends (a 1 GiB
+  // upload held 1 GiB).
+  let failWaiting: ((error: UploadIdleError) => void) | undefined;
   const timer = setTimeout(function check() {
-    if (waiting) timeOut(new UploadIdleError(idleMs));
+    if (failWaiting) failWaiting(new UploadIdleError(idleMs));
     else timer.refresh();
   }, idleMs);
   let finished = false;
@@ -74,11 +73,13 @@ export async function* idleGuarded(body: AsyncIterable<Buffer>, idleMs: number):
   try {
     for (;;) {
       const next = it.next();
-      waiting = true;
       timer.refresh();
       let r: IteratorResult<Buffer>;
       try {
-        r = await Promise.race([next, idle]);
+        r = await new Promise<IteratorResult<Buffer>>((resolve, reject) => {
+          failWaiting = reject;
+          next.then(resolve, reject);
+        });
       } catch (error) {
         if (error instanceof UploadIdleError) {
           idled = true;
@@ -86,7 +87,7 @@ export async function* idleGuarded(body: AsyncIterable<Buffer>, idleMs: number):
         }
         throw error;
       } finally {
-        waiting = false;
+        failWaiting = undefined;
       }
       if (r.done) {
         finished = true;
