@@ -182,6 +182,69 @@ export const SETTINGS = [
 
 export class ConfigError extends Error {}
 
+/**
+ * The delivery lease must outlast an attempt: the request (at most the delivery timeout) and
+ * the write of its outcome. A lease that runs out first lets another claim send the same
+ * delivery while the first attempt is still running.
+ */
+export const LEASE_MARGIN_MS = 5_000;
+
+/** The names a config file may use: each setting's `file` key. */
+const FILE_KEYS: ReadonlySet<string> = new Set(SETTINGS.map((s) => s.file));
+
+/** The file key nearest to `key` (same words in another spelling, or a typo), if any is near. */
+function nearestFileKey(key: string): string | undefined {
+  const plain = (k: string) => k.toLowerCase().replace(/[-_.\s]/g, '');
+  let best: { key: string; distance: number } | undefined;
+  for (const known of FILE_KEYS) {
+    const distance = plain(known) === plain(key) ? 0 : editDistance(plain(known), plain(key));
+    if (!best || distance < best.distance) best = { key: known, distance };
+  }
+  return best && best.distance <= Math.max(1, Math.floor(key.length / 4)) ? best.key : undefined;
+}
+
+/** Levenshtein distance (short strings: the setting names). */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++)
+      next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
+}
+
+/**
+ * Reads the YAML config file: a mapping of known keys to scalar values. An unknown key is an
+ * error naming it (a misspelt setting would otherwise be silently ignored), and so is a list
+ * or a mapping where a setting takes one value.
+ */
+function readConfigFile(path: string): Record<string, string | number | boolean> {
+  let doc: unknown;
+  try {
+    doc = parseYaml(readFileSync(path, 'utf8')) ?? {};
+  } catch (error) {
+    throw new ConfigError(`config file ${path}: ${(error as Error).message}`);
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
+    throw new ConfigError(`config file ${path}: must be a YAML mapping`);
+  const file: Record<string, string | number | boolean> = {};
+  for (const [key, value] of Object.entries(doc)) {
+    if (!FILE_KEYS.has(key)) {
+      const near = nearestFileKey(key);
+      throw new ConfigError(
+        `config file ${path}: unknown key "${key}"${near ? ` (did you mean "${near}"?)` : ''}; the keys are listed in docs/guard-server.md`,
+      );
+    }
+    if (value === null) continue; // `key:` with no value: as if absent
+    if (!['string', 'number', 'boolean'].includes(typeof value))
+      throw new ConfigError(`config file ${path}: ${key} must be a single value, not a list or a mapping`);
+    file[key] = value as string | number | boolean;
+  }
+  return file;
+}
+
 function schedule(text: string): number[] {
   try {
     const ms = parseSchedule(text);
@@ -230,17 +293,8 @@ export function loadServerConfig(
   env: NodeJS.ProcessEnv,
   cwd: string,
 ): ServerConfig {
-  let file: Record<string, unknown> = {};
   const configPath = (flags.config as string | undefined) ?? env.GUARD_SERVER_CONFIG;
-  if (configPath) {
-    try {
-      const doc = parseYaml(readFileSync(resolve(cwd, configPath), 'utf8')) ?? {};
-      if (typeof doc !== 'object' || Array.isArray(doc)) throw new Error('must be a YAML mapping');
-      file = doc as Record<string, unknown>;
-    } catch (error) {
-      throw new ConfigError(`config file ${configPath}: ${(error as Error).message}`);
-    }
-  }
+  const file = configPath ? readConfigFile(resolve(cwd, configPath)) : {};
   const raw: Record<string, string> = {};
   for (const s of SETTINGS) {
     const v = flags[s.flag] ?? env[s.env] ?? file[s.file] ?? s.default;
@@ -250,28 +304,19 @@ export function loadServerConfig(
   if (!listen || Number(listen[2]) > 65535) throw new ConfigError(`listen must be HOST:PORT, got ${raw.listen}`);
   const host = listen[1].replace(/^\[(.*)\]$/, '$1');
   const port = Number(listen[2]);
-  const integer = (key: string, min: number): number => {
-    const n = Number(raw[key]);
-    if (!Number.isSafeInteger(n) || n < min)
-      throw new ConfigError(`${key} must be an integer >= ${min}, got ${raw[key]}`);
-    return n;
-  };
   const bool = (key: string): boolean => {
-    if (!['true', 'false', '1', '0'].includes(raw[key])) throw new ConfigError(`${key} must be true or false`);
+    if (!['true', 'false', '1', '0'].includes(raw[key])) throw new ConfigError(`${named(key)} must be true or false`);
     return raw[key] === 'true' || raw[key] === '1';
   };
-  // The intake limits name their setting in every refusal: flag, environment variable, file key.
-  const limit = (key: string, min: number, max = Number.MAX_SAFE_INTEGER): number => {
-    const s = SETTINGS.find((x) => x.key === key) as (typeof SETTINGS)[number];
+  // Every refusal names its setting: flag, environment variable, file key.
+  const integer = (key: string, min: number, max = Number.MAX_SAFE_INTEGER): number => {
     const n = Number(raw[key]);
     if (raw[key].trim() === '' || !Number.isSafeInteger(n) || n < min || n > max)
-      throw new ConfigError(
-        `--${s.flag} (${s.env}, ${s.file}) must be an integer from ${min} to ${max}, got "${raw[key]}"`,
-      );
+      throw new ConfigError(`${named(key)} must be an integer from ${min} to ${max}, got "${raw[key]}"`);
     return n;
   };
   /** Timeouts in seconds, at most a day (a timer of more than 2^31 ms would fire at once). */
-  const timeoutMs = (key: string): number => limit(key, 1, 86_400) * 1000;
+  const timeoutMs = (key: string): number => integer(key, 1, 86_400) * 1000;
   let metricsListen: ServerConfig['metricsListen'];
   if (raw.metricsListen !== '') {
     const m = /^(.+):(\d{1,5})$/.exec(raw.metricsListen);
@@ -297,7 +342,7 @@ export function loadServerConfig(
         `public URL must be an http(s) URL without credentials, query or fragment, got ${publicUrl}`,
       );
   }
-  return {
+  const config: ServerConfig = {
     dataDir: isAbsolute(raw.dataDir) ? raw.dataDir : resolve(cwd, raw.dataDir),
     host,
     port,
@@ -305,25 +350,54 @@ export function loadServerConfig(
     webhookAllowPrivate: bool('webhookAllowPrivate'),
     logLevel: raw.logLevel as ServerConfig['logLevel'],
     maxBundleBytes: integer('maxBundleBytes', 1),
-    gcIntervalSeconds: integer('gcIntervalSeconds', 1),
+    gcIntervalSeconds: integer('gcIntervalSeconds', 1, 86_400),
     metricsListen,
     limits: {
       headerTimeoutMs: timeoutMs('headerTimeoutSeconds'),
       requestTimeoutMs: timeoutMs('requestTimeoutSeconds'),
       uploadIdleTimeoutMs: timeoutMs('uploadIdleTimeoutSeconds'),
       keepAliveTimeoutMs: timeoutMs('keepAliveTimeoutSeconds'),
-      maxUploads: limit('maxUploads', 1),
-      maxUploadsPerTenant: limit('maxUploadsPerTenant', 1),
-      tenantQuotaBytes: limit('tenantQuotaBytes', 0),
+      maxUploads: integer('maxUploads', 1),
+      maxUploadsPerTenant: integer('maxUploadsPerTenant', 1),
+      tenantQuotaBytes: integer('tenantQuotaBytes', 0),
     },
     webhook: {
       retrySchedule: schedule(raw.webhookRetrySchedule),
       concurrency: integer('webhookConcurrency', 1),
       perEndpointConcurrency: integer('webhookPerEndpointConcurrency', 1),
-      timeoutMs: integer('webhookTimeoutMs', 100),
+      timeoutMs: integer('webhookTimeoutMs', 100, 3_600_000),
       disableAfterMs: integer('webhookDisableAfterSeconds', 1) * 1000,
-      leaseMs: integer('webhookLeaseMs', 1000),
-      pollMs: integer('webhookPollMs', 10),
+      leaseMs: integer('webhookLeaseMs', 1000, 86_400_000),
+      pollMs: integer('webhookPollMs', 10, 3_600_000),
     },
   };
+  refuseContradictions(config);
+  return config;
+}
+
+/** `--flag (ENV, file_key)`: how a refusal names a setting. */
+function named(key: string): string {
+  const s = SETTINGS.find((x) => x.key === key) as (typeof SETTINGS)[number];
+  return `--${s.flag} (${s.env}, ${s.file})`;
+}
+
+/**
+ * Settings each valid alone that cannot hold together are refused at start, naming both. (A
+ * per-tenant or per-endpoint cap above its total is not one: the total binds first.)
+ */
+function refuseContradictions(c: ServerConfig): void {
+  const w = c.webhook;
+  if (w.leaseMs < w.timeoutMs + LEASE_MARGIN_MS)
+    throw new ConfigError(
+      `${named('webhookLeaseMs')} is ${w.leaseMs} ms, but must be at least ${named('webhookTimeoutMs')} (${w.timeoutMs} ms) plus ${LEASE_MARGIN_MS / 1000} s: a lease that ends before its attempt lets a second attempt of the same delivery run at once`,
+    );
+  if (
+    c.metricsListen &&
+    c.metricsListen.port !== 0 &&
+    c.metricsListen.port === c.port &&
+    c.metricsListen.host === c.host
+  )
+    throw new ConfigError(
+      `${named('metricsListen')} is the same address as ${named('listen')}: give /metrics its own port`,
+    );
 }

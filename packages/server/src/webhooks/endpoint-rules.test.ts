@@ -72,6 +72,7 @@ describe('validateEndpointAddress', () => {
     for (const [url, why] of [
       ['https://127.0.0.1:8443/', /127\.0\.0\.1 is a loopback address \(127\.0\.0\.0\/8\)/],
       ['https://[::1]/', /::1 is a loopback address/],
+      ['https://[::]/', /:: is an unspecified address/],
       ['https://10.0.0.1/', /private/],
       ['https://192.0.2.1/', /documentation/],
       ['https://198.51.100.1/', /documentation/],

@@ -64,7 +64,7 @@ export function validateEndpointAddress(raw: string, allowPrivate: boolean): str
   const host = new URL(raw).hostname.replace(/^\[|\]$/g, '');
   if (!isIP(host)) return undefined;
   const why = blockedReason(host);
-  return why && `url host ${host} is a ${why}; ${ALLOW_PRIVATE_HINT}`;
+  return why && `url host ${host} is ${/^[aeiou]/i.test(why) ? 'an' : 'a'} ${why}; ${ALLOW_PRIVATE_HINT}`;
 }
 
 export function validateHeaders(headers: Record<string, unknown>): string | undefined {
