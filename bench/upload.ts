@@ -27,7 +27,8 @@
 //   4. Prints machine facts, the table, a phase breakdown of the agent's command (startup +
 //      local check = agent start → presign arrival; presign, PUT, register = the server's
 //      responseTime of each request) and the goals. The PUT-only throughput is the bundle size
-//      over the server-side PUT time (the same measure is shown for curl's PUT).
+//      over the server-side PUT time, compared with the same measure of curl's PUT (the whole
+//      command is compared with curl's wall time).
 //      Exits 0 whatever the goals say; non-zero only when something fails to run.
 //
 // BENCH_PROF=DIR: also writes CPU profiles (--cpu-prof) of the server child (whole run) and of
@@ -844,12 +845,14 @@ try {
   const curlMiBs = size / m.curlWall;
   const curlPutMiBs = size / m.curlPut;
   const ratio = oursMiBs / curlMiBs;
-  const putRatio = oursPutMiBs / curlMiBs;
+  // Like with like: our PUT's server-side time against curl's PUT's server-side time (the
+  // whole command against curl's wall time).
+  const putRatio = oursPutMiBs / curlPutMiBs;
 
   console.log('');
   console.log(
     table(
-      ['median of 3', 'MiB/s', 'ratio to curl', 'client peak RSS MiB', 'server max RSS MiB'],
+      ['median of 3', 'MiB/s', 'ratio to curl (same measure)', 'client peak RSS MiB', 'server max RSS MiB'],
       [
         [
           'ours: whole upload command',
@@ -860,7 +863,7 @@ try {
         ],
         ['ours: PUT phase (server-side time)', oursPutMiBs.toFixed(0), putRatio.toFixed(2), '-', '-'],
         ['curl -T (wall)', curlMiBs.toFixed(0), '1.00', m.curlRss.toFixed(1), m.serverRssCurl.toFixed(1)],
-        ['curl PUT (server-side time)', curlPutMiBs.toFixed(0), (curlPutMiBs / curlMiBs).toFixed(2), '-', '-'],
+        ['curl PUT (server-side time)', curlPutMiBs.toFixed(0), '1.00', '-', '-'],
       ],
     ),
   );
@@ -931,8 +934,8 @@ try {
           verdict(ratio >= GOAL_RATIO),
         ],
         [
-          `  (PUT phase alone / curl ≥ ${GOAL_RATIO}, for reference)`,
-          `${putRatio.toFixed(2)} (${oursPutMiBs.toFixed(0)} vs ${curlMiBs.toFixed(0)} MiB/s)`,
+          `  (PUT phase alone / curl's PUT, server-side times, ≥ ${GOAL_RATIO}, for reference)`,
+          `${putRatio.toFixed(2)} (${oursPutMiBs.toFixed(0)} vs ${curlPutMiBs.toFixed(0)} MiB/s)`,
           verdict(putRatio >= GOAL_RATIO),
         ],
         [
