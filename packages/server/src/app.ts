@@ -4,8 +4,6 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { agentRoutes } from './agents/routes.ts';
 import { resolvePrincipal } from './auth/principal.ts';
@@ -15,23 +13,16 @@ import { ApiError } from './errors.ts';
 import { healthRoutes } from './health.ts';
 import { answerAndClose, bodyDeadline, listenerTimeouts } from './http-limits.ts';
 import { objectRoutes } from './objects/routes.ts';
+import { requestValidatorCompiler } from './request-validation.ts';
 import { signalRoutes } from './signals/routes.ts';
 import { supportRoutes } from './support/routes.ts';
 import { SERVER_VERSION } from './version.ts';
 import { webhookRoutes } from './webhooks/routes.ts';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-
 /** JSON bodies are small (a manifest is the largest); objects stream through their own route. */
 export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
 /** In-flight requests get this long to finish after SIGTERM; then connections are cut. */
 export const SHUTDOWN_GRACE_MS = 20_000;
-
-function ajvWithFormats(options: { coerceTypes: boolean | 'array' }): Ajv {
-  const ajv = new Ajv({ ...options, removeAdditional: false, useDefaults: true, allErrors: false, strict: false });
-  addFormats(ajv);
-  return ajv;
-}
 
 export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}): Promise<FastifyInstance> {
   const app = Fastify({
@@ -75,11 +66,8 @@ export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  // Request bodies are validated strictly ("3" is not a severity); query strings and path
-  // parameters arrive as text, so only they are coerced to the schema's types.
-  const strict = ajvWithFormats({ coerceTypes: false });
-  const coercing = ajvWithFormats({ coerceTypes: 'array' });
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema));
+  // Strict bodies, coerced query strings and path parameters (request-validation.ts).
+  app.setValidatorCompiler(requestValidatorCompiler());
 
   // Graceful shutdown: once closing, every response says `Connection: close` and idle
   // keep-alive connections are closed as they become idle, so in-flight requests finish
