@@ -1,7 +1,7 @@
 import type { ServerConfig } from './config.ts';
 import type { Db } from './db/index.ts';
 import type { MasterKey } from './master-key.ts';
-import type { FsObjectStore } from './objects/fs-store.ts';
+import type { ObjectStore } from './objects/store.ts';
 import type { SignalOutbox } from './signals/outbox.ts';
 import type { WebhookMetrics } from './webhooks/metrics.ts';
 
@@ -9,7 +9,7 @@ import type { WebhookMetrics } from './webhooks/metrics.ts';
 export interface AppDeps {
   config: ServerConfig;
   db: Db;
-  store: FsObjectStore;
+  store: ObjectStore;
   masterKey: MasterKey;
   now: () => Date;
   /** Base URL of presigned URLs: --public-url, or the address listened on. */
