@@ -12,7 +12,7 @@ import { enrollmentRoutes } from './enrollment/index.ts';
 import { ApiError } from './errors.ts';
 import { healthRoutes } from './health.ts';
 import { answerAndClose, bodyDeadline, listenerTimeouts } from './http-limits.ts';
-import { objectRoutes } from './objects/routes.ts';
+import { objectRoutes } from './objects/index.ts';
 import { requestValidatorCompiler } from './request-validation.ts';
 import { signalRoutes } from './signals/index.ts';
 import { supportRoutes } from './support/index.ts';

@@ -1,7 +1,7 @@
 import type { ServerConfig } from './config.ts';
 import type { Db } from './db/index.ts';
 import type { MasterKey } from './master-key.ts';
-import type { ObjectStore } from './objects/store.ts';
+import type { ObjectStore } from './objects/index.ts';
 import type { SignalOutbox } from './signals/outbox.ts';
 import type { WebhookMetrics } from './webhooks/metrics.ts';
 

@@ -72,7 +72,7 @@ export function requireAgent(req: FastifyRequest): AgentPrincipal {
   return p;
 }
 
-export function requireUser(req: FastifyRequest, roles: Role[]): UserPrincipal {
+export function requireUser(req: FastifyRequest, roles: readonly Role[]): UserPrincipal {
   const p = req.principal;
   if (!p) throw unauthorized();
   if (p.kind !== 'user') throw forbidden('this endpoint takes a user API token');
@@ -81,7 +81,7 @@ export function requireUser(req: FastifyRequest, roles: Role[]): UserPrincipal {
 }
 
 /** requireUser for the routes of a tenant's own people, whose queries are scoped by its id. */
-export function requireTenantUser(req: FastifyRequest, roles: Exclude<Role, 'support'>[]): TenantUser {
+export function requireTenantUser(req: FastifyRequest, roles: readonly Exclude<Role, 'support'>[]): TenantUser {
   const user = requireUser(req, roles);
   if (user.tenantId === null) throw forbidden('this endpoint needs a user of a tenant');
   return { ...user, tenantId: user.tenantId };
