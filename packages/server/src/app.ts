@@ -17,7 +17,7 @@ import { requestValidatorCompiler } from './request-validation.ts';
 import { signalRoutes } from './signals/index.ts';
 import { supportRoutes } from './support/index.ts';
 import { SERVER_VERSION } from './version.ts';
-import { webhookRoutes } from './webhooks/routes.ts';
+import { webhookRoutes } from './webhooks/index.ts';
 
 /** JSON bodies are small (a manifest is the largest); objects stream through their own route. */
 export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;

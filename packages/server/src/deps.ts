@@ -2,8 +2,8 @@ import type { ServerConfig } from './config.ts';
 import type { Db } from './db/index.ts';
 import type { MasterKey } from './master-key.ts';
 import type { ObjectStore } from './objects/index.ts';
-import type { SignalOutbox } from './signals/outbox.ts';
-import type { WebhookMetrics } from './webhooks/metrics.ts';
+import type { SignalOutbox } from './signals/index.ts';
+import type { WebhookMetrics } from './webhooks/index.ts';
 
 /** What route modules get handed: no module reaches for globals, env or the clock itself. */
 export interface AppDeps {

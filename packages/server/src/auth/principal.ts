@@ -3,8 +3,7 @@
 // by the principal's tenant.
 
 import type { FastifyRequest } from 'fastify';
-import { type Db, withStatements } from '../db/index.ts';
-import type { Role } from '../db/tables.ts';
+import { type Db, type Role, withStatements } from '../db/index.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { hashSecret, secretKind } from './secrets.ts';
 
