@@ -1,6 +1,7 @@
 // Who is calling, and the secrets that prove it (principal.ts, secrets.ts).
 export {
   type AgentPrincipal,
+  authenticateRequests,
   type Principal,
   requireAgent,
   requireTenantUser,

@@ -2,7 +2,7 @@
 // checked by each route with requireAgent / requireUser. Every query a route makes is scoped
 // by the principal's tenant.
 
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { type Db, type Role, withStatements } from '../db/index.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { hashSecret, secretKind } from './secrets.ts';
@@ -56,6 +56,16 @@ export async function resolvePrincipal(db: Db, authorization: string | undefined
     default:
       return undefined;
   }
+}
+
+/** Every request carries req.principal, resolved once its input passed validation. */
+export function authenticateRequests(app: FastifyInstance, db: Db): void {
+  app.addHook('onRequest', async (req) => {
+    req.principal = undefined;
+  });
+  app.addHook('preHandler', async (req) => {
+    req.principal = await resolvePrincipal(db, req.headers.authorization);
+  });
 }
 
 declare module 'fastify' {
