@@ -1,4 +1,4 @@
-// The server's layout rules (STYLE.md conventions 1): each capability folder of src/ has a
+// The server's layout rules (STYLE.md, convention 1): each capability folder of src/ has a
 // narrow index.ts, and code outside a folder imports only that index; the capability folders
 // import each other without a cycle. Files inside a folder, and the integration tests here in
 // test/, may import any inner file. Imports are read from the source text: every static
@@ -14,10 +14,8 @@ const SERVER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SRC = join(SERVER_DIR, 'src');
 const REPO = resolve(SERVER_DIR, '..', '..');
 
-/** Folders of src/ with an index.ts: the capabilities. */
-const capabilities = readdirSync(SRC).filter(
-  (name) => statSync(join(SRC, name)).isDirectory() && readdirSync(join(SRC, name)).includes('index.ts'),
-);
+/** Every folder of src/ is a capability; src/'s own files are the shell that wires them. */
+const capabilities = readdirSync(SRC).filter((name) => statSync(join(SRC, name)).isDirectory());
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -47,31 +45,24 @@ function capabilityOf(path: string): string | undefined {
   return rest.length > 0 && capabilities.includes(first) ? first : undefined;
 }
 
-function innerImports(files: string[]): string[] {
-  const problems: string[] = [];
-  for (const file of files) {
-    const own = capabilityOf(file);
-    for (const target of importsOf(file)) {
-      const capability = capabilityOf(target);
-      if (capability === undefined || capability === own) continue;
-      if (target === join(SRC, capability, 'index.ts')) continue;
-      problems.push(`${relative(REPO, file)} imports ${relative(REPO, target)} (use src/${capability}/index.ts)`);
-    }
-  }
-  return problems;
+/** The imports of `file` that reach into another capability past its index.ts. */
+function innerImportsOf(file: string, targets: string[]): string[] {
+  const own = capabilityOf(file);
+  return targets.flatMap((target) => {
+    const capability = capabilityOf(target);
+    if (capability === undefined || capability === own || target === join(SRC, capability, 'index.ts')) return [];
+    return [`${relative(REPO, file)} imports ${relative(REPO, target)} (use src/${capability}/index.ts)`];
+  });
 }
 
-test('capability folders are the ones the layout names, each with an index.ts', () => {
-  assert.deepEqual(capabilities.sort(), [
-    'agents',
-    'auth',
-    'db',
-    'enrollment',
-    'objects',
-    'signals',
-    'support',
-    'webhooks',
-  ]);
+const innerImports = (files: string[]) => files.flatMap((file) => innerImportsOf(file, importsOf(file)));
+
+test('every capability folder has an index.ts', () => {
+  assert.ok(capabilities.includes('webhooks'), `capabilities found: ${capabilities.join(', ')}`);
+  assert.deepEqual(
+    capabilities.filter((name) => !readdirSync(join(SRC, name)).includes('index.ts')),
+    [],
+  );
 });
 
 test('code outside a capability folder imports only its index.ts', () => {
@@ -121,4 +112,20 @@ test('the import reader sees every form of import it is meant to check', () => {
   assert.deepEqual(found, ['./x/one.ts', '../two.ts', './three.ts', './four.ts', './five.ts', './six.ts', 'node:fs']);
   assert.equal(capabilityOf(join(SRC, 'webhooks', 'worker.ts')), 'webhooks');
   assert.equal(capabilityOf(probe), undefined);
+});
+
+test('an import of another capability’s inner file is reported; its index, its own files and the shell are not', () => {
+  const worker = join(SRC, 'webhooks', 'worker.ts');
+  assert.deepEqual(innerImportsOf(join(SRC, 'app.ts'), [worker]), [
+    'packages/server/src/app.ts imports packages/server/src/webhooks/worker.ts (use src/webhooks/index.ts)',
+  ]);
+  assert.equal(innerImportsOf(join(SRC, 'signals', 'routes.ts'), [worker]).length, 1);
+  assert.deepEqual(
+    innerImportsOf(join(SRC, 'webhooks', 'routes.ts'), [
+      worker,
+      join(SRC, 'signals', 'index.ts'),
+      join(SRC, 'errors.ts'),
+    ]),
+    [],
+  );
 });
