@@ -37,8 +37,7 @@ import { constructEvent, sign, verifySignature } from '@guard/webhooks';
 import { Webhook } from 'standardwebhooks';
 import { Pool } from 'undici';
 import { openDatabase } from '../packages/server/src/db/index.ts';
-import { SignalOutbox } from '../packages/server/src/signals/outbox.ts';
-import { type CreateSignal, signalFromAgent } from '../packages/server/src/signals/routes.ts';
+import { type CreateSignal, SignalOutbox, signalFromAgent } from '../packages/server/src/signals/index.ts';
 import {
   ApiClient,
   createTestPki,

@@ -6,7 +6,6 @@ import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MAX_BUNDLE_BYTES } from '@guard/contract';
 import { parse as parseYaml } from 'yaml';
-import { parseSchedule } from './webhooks/retry-schedule.ts';
 
 export interface ServerConfig {
   dataDir: string;
@@ -243,6 +242,19 @@ function readConfigFile(path: string): Record<string, string | number | boolean>
     file[key] = value as string | number | boolean;
   }
   return file;
+}
+
+/**
+ * A retry schedule setting, "0,5s,5m,30m,2h" → ms (webhooks/retry-schedule.ts applies it); for
+ * tests and operators who need another schedule.
+ */
+export function parseSchedule(text: string): number[] {
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  return text.split(',').map((part) => {
+    const m = /^\s*(\d+)(ms|s|m|h)?\s*$/.exec(part);
+    if (!m) throw new Error(`bad retry schedule entry ${JSON.stringify(part)} (use e.g. 0,5s,5m,30m,2h)`);
+    return Number(m[1]) * units[m[2] ?? 'ms'];
+  });
 }
 
 function schedule(text: string): number[] {

@@ -1,15 +1,15 @@
 import type { ServerConfig } from './config.ts';
 import type { Db } from './db/index.ts';
 import type { MasterKey } from './master-key.ts';
-import type { FsObjectStore } from './objects/fs-store.ts';
-import type { SignalOutbox } from './signals/outbox.ts';
-import type { WebhookMetrics } from './webhooks/metrics.ts';
+import type { ObjectStore } from './objects/index.ts';
+import type { SignalOutbox } from './signals/index.ts';
+import type { WebhookMetrics } from './webhooks/index.ts';
 
 /** What route modules get handed: no module reaches for globals, env or the clock itself. */
 export interface AppDeps {
   config: ServerConfig;
   db: Db;
-  store: FsObjectStore;
+  store: ObjectStore;
   masterKey: MasterKey;
   now: () => Date;
   /** Base URL of presigned URLs: --public-url, or the address listened on. */

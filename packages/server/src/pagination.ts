@@ -32,6 +32,18 @@ export function cursorOf(at: string, id: string): string {
   return `${at}~${id}`;
 }
 
+/** One page of a newest-first list: at most `limit` rows strictly before `before`. */
+export interface PageRequest {
+  limit: number;
+  before: Before | undefined;
+}
+
+/** `next_before` of a page: the cursor of its last row, or null when the page was not full (the last one). */
+export function nextBefore<T>(rows: T[], limit: number, keyOf: (row: T) => [at: string, id: string]): string | null {
+  const last = rows.at(-1);
+  return rows.length === limit && last ? cursorOf(...keyOf(last)) : null;
+}
+
 /** `where` for rows strictly before the cursor in (time desc, id desc) order. */
 export function beforeFilter(timeColumn: string, idColumn: string, before: Before): RawBuilder<SqlBool> {
   const t = sql.ref(timeColumn);

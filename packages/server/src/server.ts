@@ -12,12 +12,9 @@ import { openDatabase } from './db/index.ts';
 import type { AppDeps } from './deps.ts';
 import { loadOrCreateMasterKey } from './master-key.ts';
 import { listenMetrics, type MetricsListener } from './metrics-listener.ts';
-import { FsObjectStore } from './objects/fs-store.ts';
-import { collectExpiredUploads } from './objects/gc.ts';
-import { SignalOutbox } from './signals/outbox.ts';
-import { createDeliveryAgent } from './webhooks/http-client.ts';
-import { createMetrics } from './webhooks/metrics.ts';
-import { DeliveryWorker } from './webhooks/worker.ts';
+import { collectExpiredUploads, FsObjectStore } from './objects/index.ts';
+import { SignalOutbox } from './signals/index.ts';
+import { createDeliveryAgent, createMetrics, DeliveryWorker } from './webhooks/index.ts';
 
 export interface RunningServer {
   app: FastifyInstance;

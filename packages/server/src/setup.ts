@@ -4,10 +4,9 @@
 // setup of a data dir also creates the vendor's support account (support_* fields).
 
 import type { Transaction } from 'kysely';
-import { hashPassword, hashSecret, newId, newPassword, newSecret } from './auth/secrets.ts';
-import type { Database, Db } from './db/index.ts';
-import type { Role } from './db/tables.ts';
-import { createEnrollmentToken } from './enrollment/routes.ts';
+import { hashPassword, hashSecret, newId, newPassword, newSecret } from './auth/index.ts';
+import type { Database, Db, Role } from './db/index.ts';
+import { createEnrollmentToken } from './enrollment/index.ts';
 
 export interface SetupResult {
   tenant_id: string;

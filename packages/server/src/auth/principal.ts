@@ -2,15 +2,19 @@
 // checked by each route with requireAgent / requireUser. Every query a route makes is scoped
 // by the principal's tenant.
 
-import type { FastifyRequest } from 'fastify';
-import { type Db, withStatements } from '../db/index.ts';
-import type { Role } from '../db/tables.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type Db, type Role, withStatements } from '../db/index.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { hashSecret, secretKind } from './secrets.ts';
 
 export type Principal =
   | { kind: 'agent'; agentId: string; tenantId: string; hostname: string; environment: string }
   | { kind: 'user'; userId: string; tenantId: string | null; role: Role; email: string };
+
+export type AgentPrincipal = Extract<Principal, { kind: 'agent' }>;
+export type UserPrincipal = Extract<Principal, { kind: 'user' }>;
+/** An admin or member: people of one tenant (only support staff belong to none). */
+export type TenantUser = UserPrincipal & { tenantId: string };
 
 const BEARER = /^Bearer ([A-Za-z0-9_-]{10,200})$/;
 
@@ -54,23 +58,40 @@ export async function resolvePrincipal(db: Db, authorization: string | undefined
   }
 }
 
+/** Every request carries req.principal, resolved once its input passed validation. */
+export function authenticateRequests(app: FastifyInstance, db: Db): void {
+  app.addHook('onRequest', async (req) => {
+    req.principal = undefined;
+  });
+  app.addHook('preHandler', async (req) => {
+    req.principal = await resolvePrincipal(db, req.headers.authorization);
+  });
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | undefined;
   }
 }
 
-export function requireAgent(req: FastifyRequest): Extract<Principal, { kind: 'agent' }> {
+export function requireAgent(req: FastifyRequest): AgentPrincipal {
   const p = req.principal;
   if (!p) throw unauthorized();
   if (p.kind !== 'agent') throw forbidden('this endpoint takes an agent API key');
   return p;
 }
 
-export function requireUser(req: FastifyRequest, roles: Role[]): Extract<Principal, { kind: 'user' }> {
+export function requireUser(req: FastifyRequest, roles: readonly Role[]): UserPrincipal {
   const p = req.principal;
   if (!p) throw unauthorized();
   if (p.kind !== 'user') throw forbidden('this endpoint takes a user API token');
   if (!roles.includes(p.role)) throw forbidden(`this endpoint needs the ${roles.join(' or ')} role`);
   return p;
+}
+
+/** requireUser for the routes of a tenant's own people, whose queries are scoped by its id. */
+export function requireTenantUser(req: FastifyRequest, roles: readonly Exclude<Role, 'support'>[]): TenantUser {
+  const user = requireUser(req, roles);
+  if (user.tenantId === null) throw forbidden('this endpoint needs a user of a tenant');
+  return { ...user, tenantId: user.tenantId };
 }

@@ -6,7 +6,7 @@ import { nodeSqliteDialect, openSqlite, Statements } from './sqlite-dialect.ts';
 import type { Database } from './tables.ts';
 
 export type { Statements } from './sqlite-dialect.ts';
-export type { Database } from './tables.ts';
+export type * from './tables.ts';
 export type Db = Kysely<Database>;
 
 const statementsOf = new WeakMap<Db, Statements>();

@@ -3,28 +3,21 @@
 // URL expired (the agent registers right after its PUT). Registered objects are never touched.
 
 import type { AppDeps } from '../deps.ts';
+import { UploadsRepository } from './uploads-repository.ts';
 
 export const UNREGISTERED_GRACE_MS = 60 * 60 * 1000;
+/** Slots looked at per run; the next run (every --gc-interval seconds) takes the rest. */
+const COLLECT_BATCH = 1000;
 
 export async function collectExpiredUploads(deps: Pick<AppDeps, 'db' | 'store' | 'now'>): Promise<number> {
   const now = deps.now().getTime();
-  const rows = await deps.db
-    .selectFrom('uploads')
-    .select(['object_key', 'state', 'expires_at'])
-    .where('state', 'in', ['presigned', 'stored'])
-    .where('expires_at', '<', new Date(now).toISOString())
-    .limit(1000)
-    .execute();
+  const uploads = new UploadsRepository(deps.db);
+  const rows = await uploads.listExpired(new Date(now).toISOString(), COLLECT_BATCH);
   let collected = 0;
   for (const row of rows) {
     if (row.state === 'stored' && Date.parse(row.expires_at) + UNREGISTERED_GRACE_MS > now) continue;
     await deps.store.delete(row.object_key);
-    const r = await deps.db
-      .deleteFrom('uploads')
-      .where('object_key', '=', row.object_key)
-      .where('state', '=', row.state)
-      .executeTakeFirst();
-    collected += Number(r.numDeletedRows);
+    if (await uploads.remove(row.object_key, row.state)) collected += 1;
   }
   return collected;
 }

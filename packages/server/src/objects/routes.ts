@@ -4,8 +4,8 @@
 // Limits (upload-limits.ts): PUTs in flight are capped in total and per tenant (429 with
 // Retry-After, which the agent honours), and a body that stops arriving is aborted.
 
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiErrorBody } from '@guard/contract';
-import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { AppDeps } from '../deps.ts';
 import { ApiError } from '../errors.ts';
@@ -13,9 +13,20 @@ import { releaseBodyDeadline } from '../http-limits.ts';
 import { checkGrant, OBJECTS_PATH } from './presign.ts';
 import { ObjectMismatchError } from './store.ts';
 import { idleGuarded, UPLOAD_RETRY_AFTER_SECONDS, UploadIdleError, UploadSlots } from './upload-limits.ts';
+import { UploadsRepository } from './uploads-repository.ts';
 
-export async function objectRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+/**
+ * The wildcard is the object key and the query carries the grant (presign.ts): checkGrant
+ * reads and verifies both, so they have no schema (which would also add them to the API docs).
+ */
+interface PresignedPut {
+  Params: { '*': string };
+  Querystring: Record<string, unknown>;
+}
+
+export const objectRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
   const presignKey = deps.masterKey.derive('presign');
+  const uploads = new UploadsRepository(deps.db);
   // The body is the object's raw bytes, streamed by the handler: no parser, no body limit here.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_req, _payload, done) => done(null));
@@ -29,7 +40,7 @@ export async function objectRoutes(app: FastifyInstance, deps: AppDeps): Promise
       throw new ApiError(400, 'authorization_not_allowed', 'a presigned PUT must not carry an Authorization header');
   });
 
-  app.put(
+  app.put<PresignedPut>(
     `${OBJECTS_PATH}*`,
     {
       schema: {
@@ -39,8 +50,8 @@ export async function objectRoutes(app: FastifyInstance, deps: AppDeps): Promise
       },
     },
     async (req, reply) => {
-      const objectKey = (req.params as { '*': string })['*'];
-      const check = checkGrant(presignKey, objectKey, req.query as Record<string, unknown>, deps.now());
+      const objectKey = req.params['*'];
+      const check = checkGrant(presignKey, objectKey, req.query, deps.now());
       if (!check.ok) throw new ApiError(check.code === 'malformed_url' ? 400 : 403, check.code, check.message);
       const { grant } = check;
       if (req.headers['transfer-encoding'] !== undefined || req.headers['content-length'] === undefined)
@@ -52,12 +63,7 @@ export async function objectRoutes(app: FastifyInstance, deps: AppDeps): Promise
       const length = Number(req.headers['content-length']);
       if (length !== grant.size)
         throw new ApiError(400, 'size_mismatch', `Content-Length is ${length}, the presigned size is ${grant.size}`);
-      const upload = await deps.db
-        .selectFrom('uploads')
-        .select(['state'])
-        .where('object_key', '=', objectKey)
-        .where('tenant_id', '=', grant.tenantId)
-        .executeTakeFirst();
+      const upload = await uploads.find(grant.tenantId, objectKey);
       if (!upload) throw new ApiError(404, 'not_found', 'no upload was presigned for this object');
       if (upload.state === 'registered')
         throw new ApiError(409, 'already_registered', 'this object is already registered');
@@ -93,16 +99,7 @@ export async function objectRoutes(app: FastifyInstance, deps: AppDeps): Promise
       }
       // The slot may have been collected while the body streamed (its URL expired mid-PUT):
       // then the object would belong to nothing, so it is removed and the PUT refused.
-      const slot = await deps.db
-        .updateTable('uploads')
-        .set({ state: 'stored' })
-        .where('object_key', '=', objectKey)
-        .where('state', 'in', ['presigned', 'stored'])
-        .executeTakeFirst();
-      const gone =
-        Number(slot.numUpdatedRows) === 0 &&
-        !(await deps.db.selectFrom('uploads').select('state').where('object_key', '=', objectKey).executeTakeFirst());
-      if (gone) {
+      if (!(await uploads.markStored(grant.tenantId, objectKey))) {
         await deps.store.delete(objectKey);
         throw new ApiError(
           410,
@@ -114,4 +111,4 @@ export async function objectRoutes(app: FastifyInstance, deps: AppDeps): Promise
       return reply.code(200).send({ object_key: objectKey, size: grant.size });
     },
   );
-}
+};

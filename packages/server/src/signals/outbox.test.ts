@@ -6,8 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { SignalTable } from '../db/index.ts';
 import { type Db, openDatabase } from '../db/index.ts';
-import type { SignalTable } from '../db/tables.ts';
 import { timeOrderedId } from '../ids.ts';
 import { SignalOutbox } from './outbox.ts';
 

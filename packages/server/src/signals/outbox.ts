@@ -4,8 +4,8 @@
 // request, the largest cost of ingest), each inside its own savepoint so a row that fails
 // fails only its own request.
 
+import type { SignalTable } from '../db/index.ts';
 import { type Db, type Statements, writeTransaction } from '../db/index.ts';
-import type { SignalTable } from '../db/tables.ts';
 import { timeOrderedUuid } from '../ids.ts';
 
 const BATCH_MAX = 256;

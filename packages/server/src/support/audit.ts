@@ -1,5 +1,4 @@
-import type { Principal } from '../auth/principal.ts';
-import { newId } from '../auth/secrets.ts';
+import { newId, type UserPrincipal } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
 
 export type AuditAction = 'bundle.list' | 'bundle.show' | 'bundle.download' | 'agent.revoke';
@@ -7,7 +6,7 @@ export type AuditAction = 'bundle.list' | 'bundle.show' | 'bundle.download' | 'a
 /** Every support read is written here before the data is returned; so is every agent key revocation. */
 export async function audit(
   deps: Pick<AppDeps, 'db' | 'now'>,
-  who: Extract<Principal, { kind: 'user' }>,
+  who: UserPrincipal,
   action: AuditAction,
   target: string,
   tenantId: string | null,

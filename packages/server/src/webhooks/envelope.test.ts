@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { constructEvent, sign } from '@guard/webhooks';
-import type { SignalTable } from '../db/tables.ts';
+import type { SignalTable } from '../db/index.ts';
 import { buildAttempt, buildEnvelope, EVENT_SIGNAL_CREATED, newWebhookSecret, WEBHOOK_USER_AGENT } from './envelope.ts';
 
 const SIGNAL: SignalTable = {

@@ -4,7 +4,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { type SignalCreatedEvent, sign } from '@guard/webhooks';
-import type { SignalTable } from '../db/tables.ts';
+import type { SignalTable } from '../db/index.ts';
 
 export const WEBHOOK_USER_AGENT = 'Guard-Webhook/1.0';
 export const EVENT_SIGNAL_CREATED = 'signal_created';

@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { SETTINGS } from '../config.ts';
+import { parseSchedule, SETTINGS } from '../config.ts';
 import {
   DEFAULT_RETRY_SCHEDULE_MS,
   JITTER,
   nextRetryDelay,
   parseRetryAfter,
-  parseSchedule,
   RETRY_AFTER_MAX_MS,
 } from './retry-schedule.ts';
 

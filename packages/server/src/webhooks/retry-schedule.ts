@@ -31,13 +31,3 @@ export function parseRetryAfter(value: string | undefined, now: Date): number | 
   const at = Date.parse(value);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now.getTime());
 }
-
-/** "0,5s,5m,30m,2h" → ms; for tests and operators who need another schedule. */
-export function parseSchedule(text: string): number[] {
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  return text.split(',').map((part) => {
-    const m = /^\s*(\d+)(ms|s|m|h)?\s*$/.exec(part);
-    if (!m) throw new Error(`bad retry schedule entry ${JSON.stringify(part)} (use e.g. 0,5s,5m,30m,2h)`);
-    return Number(m[1]) * units[m[2] ?? 'ms'];
-  });
-}

@@ -9,8 +9,8 @@
 // endpoint has its own concurrency limit under the global one.
 
 import type { Dispatcher } from 'undici';
+import type { SignalTable, WebhookDeliveryTable, WebhookEndpointTable } from '../db/index.ts';
 import { type Db, type Statements, writeTransaction } from '../db/index.ts';
-import type { SignalTable, WebhookDeliveryTable, WebhookEndpointTable } from '../db/tables.ts';
 import { timeOrderedUuid } from '../ids.ts';
 import { openHeaders, sealPlaintextHeaders } from './endpoint-headers.ts';
 import { buildAttempt } from './envelope.ts';

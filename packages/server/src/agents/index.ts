@@ -1,0 +1,2 @@
+// A tenant's enrolled agents: list and revoke (admins).
+export { agentRoutes } from './routes.ts';

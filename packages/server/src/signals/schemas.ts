@@ -1,0 +1,68 @@
+// Request and response schemas of the signal routes, and the view of a stored signal.
+
+import { type Static, Type } from 'typebox';
+import type { SignalTable } from '../db/index.ts';
+import { BeforeParam } from '../pagination.ts';
+
+export const CreateSignal = Type.Object(
+  {
+    signal_type: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      pattern: '^[a-z0-9][a-z0-9_.-]*$',
+      examples: ['sudo_command_executed'],
+    }),
+    severity: Type.Integer({ minimum: 1, maximum: 5, description: '1 (info) to 5 (critical)' }),
+    description: Type.String({ minLength: 1, maxLength: 4096 }),
+    identity_id: Type.String({ maxLength: 200 }),
+    identity_name: Type.String({ maxLength: 200 }),
+    environment: Type.Optional(Type.String({ maxLength: 100, description: "defaults to the agent's environment tag" })),
+    created_at: Type.Optional(Type.String({ format: 'date-time', description: 'defaults to the time received' })),
+  },
+  { additionalProperties: false },
+);
+export type CreateSignal = Static<typeof CreateSignal>;
+
+export const CreatedSignal = Type.Object({ signal_id: Type.String(), deliveries: Type.Integer() });
+
+export const SignalView = Type.Object({
+  signal_id: Type.String(),
+  tenant_id: Type.String(),
+  signal_type: Type.String(),
+  severity: Type.Integer(),
+  description: Type.String(),
+  server_id: Type.String(),
+  server_name: Type.String(),
+  identity_id: Type.String(),
+  identity_name: Type.String(),
+  environment: Type.String(),
+  created_at: Type.String(),
+  received_at: Type.String(),
+});
+
+export const SignalListQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  before: Type.Optional(BeforeParam),
+});
+
+export const SignalList = Type.Object({
+  signals: Type.Array(SignalView),
+  next_before: Type.Union([Type.String(), Type.Null()]),
+});
+
+export function signalView(s: SignalTable): Static<typeof SignalView> {
+  return {
+    signal_id: s.id,
+    tenant_id: s.tenant_id,
+    signal_type: s.signal_type,
+    severity: s.severity,
+    description: s.description,
+    server_id: s.server_id,
+    server_name: s.server_name,
+    identity_id: s.identity_id,
+    identity_name: s.identity_name,
+    environment: s.environment,
+    created_at: s.created_at,
+    received_at: s.received_at,
+  };
+}

@@ -1,0 +1,82 @@
+// Registered bundles. Agents register into their own tenant; people read their tenant's,
+// support staff every tenant's (tenantId null: the caller checked that role).
+
+import type { BundleTable, Db } from '../db/index.ts';
+import { isUniqueViolation } from '../errors.ts';
+import { beforeFilter, type PageRequest } from '../pagination.ts';
+
+/** A bundle with the hostname its agent reported at enrolment. */
+export type BundleWithHost = BundleTable & { hostname: string };
+
+export class BundlesRepository {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  async findByObjectKey(tenantId: string, objectKey: string): Promise<BundleTable | undefined> {
+    return this.#db
+      .selectFrom('bundles')
+      .selectAll()
+      .where('object_key', '=', objectKey)
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+  }
+
+  /**
+   * Records the bundle and marks its upload slot registered, in one transaction. Registering
+   * an object twice keeps the first record: a concurrent register that won is returned with
+   * `created: false`.
+   */
+  async register(
+    tenantId: string,
+    bundle: Omit<BundleTable, 'tenant_id'>,
+  ): Promise<{ bundle: BundleTable; created: boolean }> {
+    const row: BundleTable = { ...bundle, tenant_id: tenantId };
+    try {
+      await this.#db.transaction().execute(async (trx) => {
+        await trx.insertInto('bundles').values(row).execute();
+        await trx
+          .updateTable('uploads')
+          .set({ state: 'registered' })
+          .where('object_key', '=', row.object_key)
+          .where('tenant_id', '=', tenantId)
+          .execute();
+      });
+      return { bundle: row, created: true };
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      const first = await this.#db
+        .selectFrom('bundles')
+        .selectAll()
+        .where('object_key', '=', row.object_key)
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirstOrThrow();
+      return { bundle: first, created: false };
+    }
+  }
+
+  /** Newest uploaded first; tenantId null lists every tenant's. */
+  async list(tenantId: string | null, page: PageRequest): Promise<BundleWithHost[]> {
+    let query = this.#withHost().orderBy('bundles.uploaded_at', 'desc').orderBy('bundles.id', 'desc').limit(page.limit);
+    if (tenantId !== null) query = query.where('bundles.tenant_id', '=', tenantId);
+    if (page.before) query = query.where(beforeFilter('bundles.uploaded_at', 'bundles.id', page.before));
+    return query.execute();
+  }
+
+  /** tenantId null finds it in any tenant. */
+  async find(tenantId: string | null, id: string): Promise<BundleWithHost | undefined> {
+    let query = this.#withHost().where('bundles.id', '=', id);
+    if (tenantId !== null) query = query.where('bundles.tenant_id', '=', tenantId);
+    return query.executeTakeFirst();
+  }
+
+  #withHost() {
+    return this.#db
+      .selectFrom('bundles')
+      .innerJoin('agents', 'agents.id', 'bundles.agent_id')
+      .selectAll('bundles')
+      .select('agents.hostname');
+  }
+}

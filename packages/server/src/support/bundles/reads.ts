@@ -1,0 +1,56 @@
+// Reads of bundles: support staff read every tenant's (or one, by filter); a tenant's admins
+// and members read their own. Every read is audited before the data is returned.
+
+import type { Readable } from 'node:stream';
+import type { UserPrincipal } from '../../auth/index.ts';
+import { ApiError, notFound } from '../../errors.ts';
+import { nextBefore, parseBefore } from '../../pagination.ts';
+import { audit } from '../audit.ts';
+import type { BundleWithHost } from '../bundles-repository.ts';
+import type { SupportContext } from '../context.ts';
+import { bundleSummary } from './schemas.ts';
+
+/** The tenant a reader's query is scoped to; null (every tenant) only for support staff. */
+function readerScope(user: UserPrincipal, tenantFilter?: string): string | null {
+  return user.role === 'support' ? (tenantFilter ?? null) : user.tenantId;
+}
+
+export async function listBundles(
+  ctx: SupportContext,
+  user: UserPrincipal,
+  query: { tenant_id?: string; limit?: number; before?: string },
+) {
+  const tenantId = readerScope(user, query.tenant_id);
+  const limit = query.limit ?? 50;
+  const rows = await ctx.bundles.list(tenantId, { limit, before: parseBefore(query.before) });
+  await audit(ctx, user, 'bundle.list', tenantId ?? '*', tenantId);
+  return {
+    bundles: rows.map(bundleSummary),
+    next_before: nextBefore(rows, limit, (b) => [b.uploaded_at, b.id]),
+  };
+}
+
+async function findReadable(ctx: SupportContext, user: UserPrincipal, id: string): Promise<BundleWithHost> {
+  const row = await ctx.bundles.find(readerScope(user), id);
+  if (!row) throw notFound('bundle');
+  return row;
+}
+
+export async function showBundle(ctx: SupportContext, user: UserPrincipal, id: string) {
+  const row = await findReadable(ctx, user, id);
+  await audit(ctx, user, 'bundle.show', row.id, row.tenant_id);
+  return { ...bundleSummary(row), object_key: row.object_key, manifest: JSON.parse(row.manifest) };
+}
+
+/** The bundle file, opened; 410 when the store no longer has it. */
+export async function openBundleFile(
+  ctx: SupportContext,
+  user: UserPrincipal,
+  id: string,
+): Promise<{ bundle: BundleWithHost; size: number; body: Readable }> {
+  const bundle = await findReadable(ctx, user, id);
+  const object = await ctx.store.open(bundle.object_key);
+  if (!object) throw new ApiError(410, 'object_gone', 'the bundle file is no longer in the object store');
+  await audit(ctx, user, 'bundle.download', bundle.id, bundle.tenant_id);
+  return { bundle, size: object.size, body: object.body };
+}

@@ -1,0 +1,66 @@
+// Response schemas of the bundle reads, and the summary of a stored bundle.
+
+import type { BundleManifest } from '@guard/contract';
+import { type Static, Type } from 'typebox';
+import { BeforeParam } from '../../pagination.ts';
+import type { BundleWithHost } from '../bundles-repository.ts';
+
+export const BundleSummary = Type.Object({
+  bundle_id: Type.String(),
+  tenant_id: Type.String(),
+  agent_id: Type.String(),
+  hostname: Type.String(),
+  filename: Type.String(),
+  size: Type.Integer(),
+  sha256: Type.String(),
+  uploaded_at: Type.String(),
+  agent_version: Type.String(),
+  trigger: Type.String(),
+});
+
+export const BundleDetail = Type.Object({
+  ...BundleSummary.properties,
+  object_key: Type.String(),
+  manifest: Type.Object({
+    bundle_version: Type.Integer(),
+    agent_version: Type.String(),
+    generated_at: Type.String(),
+    trigger: Type.String(),
+    contents: Type.Array(Type.Object({ name: Type.String(), size: Type.Integer(), sha256: Type.String() })),
+    trimmed_segments: Type.Array(Type.String()),
+    redaction: Type.Object({
+      pattern: Type.String(),
+      values_masked: Type.Integer(),
+      members: Type.Record(Type.String(), Type.Integer()),
+      extra_keys: Type.Optional(Type.Array(Type.String())),
+    }),
+    collection_errors: Type.Array(Type.Object({ source: Type.String(), message: Type.String() })),
+  }),
+});
+
+export const BundleListQuery = Type.Object({
+  tenant_id: Type.Optional(Type.String({ maxLength: 64 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  before: Type.Optional(BeforeParam),
+});
+
+export const BundleList = Type.Object({
+  bundles: Type.Array(BundleSummary),
+  next_before: Type.Union([Type.String(), Type.Null()]),
+});
+
+export function bundleSummary(row: BundleWithHost): Static<typeof BundleSummary> {
+  const manifest = JSON.parse(row.manifest) as BundleManifest;
+  return {
+    bundle_id: row.id,
+    tenant_id: row.tenant_id,
+    agent_id: row.agent_id,
+    hostname: row.hostname,
+    filename: row.filename,
+    size: row.size,
+    sha256: row.sha256,
+    uploaded_at: row.uploaded_at,
+    agent_version: manifest.agent_version,
+    trigger: manifest.trigger,
+  };
+}

@@ -1,0 +1,18 @@
+import type { AppDeps } from '../deps.ts';
+import type { DeliveriesRepository } from './deliveries-repository.ts';
+import type { EndpointsRepository } from './endpoints-repository.ts';
+
+/** What the webhook handlers work with; built once by webhookRoutes. */
+export interface WebhookContext {
+  endpoints: EndpointsRepository;
+  deliveries: DeliveriesRepository;
+  /** Seals endpoint secrets and custom headers (secret-box.ts, endpoint-headers.ts). */
+  secretKey: Buffer;
+  /** --webhook-allow-private: endpoint URLs may name loopback and private addresses. */
+  allowPrivate: boolean;
+  now: () => Date;
+  /** Writes a test event's signal with its one delivery. */
+  outbox: AppDeps['outbox'];
+  /** Tells the worker a delivery is due now. */
+  wakeDeliveries: () => void;
+}

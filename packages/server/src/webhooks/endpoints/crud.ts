@@ -1,0 +1,103 @@
+// Create, list, show, edit and delete a tenant's endpoints. The secret is generated here and
+// returned once, at creation; the secret and the custom headers are stored sealed.
+
+import { newId, type TenantUser } from '../../auth/index.ts';
+import type { WebhookEndpointTable } from '../../db/index.ts';
+import { badRequest, notFound } from '../../errors.ts';
+import type { WebhookContext } from '../context.ts';
+import { openHeaders, sealHeaders } from '../endpoint-headers.ts';
+import { validateEndpointAddress, validateEndpointUrl, validateHeaders } from '../endpoint-rules.ts';
+import type { EndpointChanges } from '../endpoints-repository.ts';
+import { newWebhookSecret } from '../envelope.ts';
+import { seal } from '../secret-box.ts';
+import { type CreateEndpoint, type EndpointView, endpointView, type UpdateEndpoint } from './schemas.ts';
+
+/** The endpoint, or 404: one of another tenant is "not found" too. */
+export async function findEndpoint(ctx: WebhookContext, tenantId: string, id: string): Promise<WebhookEndpointTable> {
+  const row = await ctx.endpoints.find(tenantId, id);
+  if (!row) throw notFound('webhook endpoint');
+  return row;
+}
+
+function view(ctx: WebhookContext, e: WebhookEndpointTable, user: TenantUser): EndpointView {
+  return endpointView(e, openHeaders(ctx.secretKey, e.id, e.headers), user.role);
+}
+
+/** The rules JSON Schema cannot say: an https URL to an allowed address, well-formed headers. */
+function checkEndpointInput(ctx: WebhookContext, body: { url?: string; headers?: Record<string, string> }): void {
+  if (body.url !== undefined) {
+    const problem = validateEndpointUrl(body.url);
+    if (problem) throw badRequest(problem, 'invalid_url');
+    const blocked = validateEndpointAddress(body.url, ctx.allowPrivate);
+    if (blocked) throw badRequest(blocked, 'blocked_address');
+  }
+  if (body.headers !== undefined) {
+    const problem = validateHeaders(body.headers);
+    if (problem) throw badRequest(problem, 'invalid_headers');
+  }
+}
+
+export async function createEndpoint(ctx: WebhookContext, user: TenantUser, body: CreateEndpoint) {
+  checkEndpointInput(ctx, body);
+  const id = newId('we');
+  const secret = newWebhookSecret();
+  const now = ctx.now().toISOString();
+  const row = await ctx.endpoints.insert(user.tenantId, {
+    id,
+    name: body.name,
+    url: body.url,
+    headers: sealHeaders(ctx.secretKey, id, body.headers ?? {}),
+    secret_sealed: seal(ctx.secretKey, secret, id),
+    enabled: 1,
+    disabled_reason: null,
+    failing_since: null,
+    created_at: now,
+    updated_at: now,
+  });
+  return { ...endpointView(row, body.headers ?? {}, user.role), secret };
+}
+
+export async function listEndpoints(ctx: WebhookContext, user: TenantUser) {
+  const rows = await ctx.endpoints.list(user.tenantId);
+  return { endpoints: rows.map((e) => view(ctx, e, user)) };
+}
+
+export async function showEndpoint(ctx: WebhookContext, user: TenantUser, id: string): Promise<EndpointView> {
+  return view(ctx, await findEndpoint(ctx, user.tenantId, id), user);
+}
+
+export async function updateEndpoint(
+  ctx: WebhookContext,
+  user: TenantUser,
+  id: string,
+  body: UpdateEndpoint,
+): Promise<EndpointView> {
+  checkEndpointInput(ctx, body);
+  const existing = await findEndpoint(ctx, user.tenantId, id);
+  const updatedAt = ctx.now().toISOString();
+  const changes: EndpointChanges = { updated_at: updatedAt };
+  if (body.name !== undefined) changes.name = body.name;
+  if (body.url !== undefined) changes.url = body.url;
+  if (body.headers !== undefined) changes.headers = sealHeaders(ctx.secretKey, existing.id, body.headers);
+  if (body.enabled !== undefined) {
+    changes.enabled = body.enabled ? 1 : 0;
+    // Re-enabling starts a fresh health record; disabling by hand says so.
+    changes.disabled_reason = body.enabled ? null : 'disabled by an administrator';
+    changes.failing_since = null;
+  }
+  // Disabling stops delivery at once, as the automatic disabling does: the deliveries waiting
+  // for their next attempt are failed now (an admin may redeliver them once the endpoint is
+  // enabled again).
+  const disabling = body.enabled === false && existing.enabled === 1;
+  await ctx.endpoints.update(
+    user.tenantId,
+    existing.id,
+    changes,
+    disabling ? { at: updatedAt, error: 'the endpoint was disabled' } : undefined,
+  );
+  return view(ctx, { ...existing, ...changes }, user);
+}
+
+export async function deleteEndpoint(ctx: WebhookContext, user: TenantUser, id: string): Promise<void> {
+  if (!(await ctx.endpoints.delete(user.tenantId, id))) throw notFound('webhook endpoint');
+}

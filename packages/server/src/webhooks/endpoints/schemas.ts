@@ -1,0 +1,71 @@
+// Request and response schemas of the endpoint routes, and what a user sees of an endpoint.
+
+import { type Static, Type } from 'typebox';
+import type { Role, WebhookEndpointTable } from '../../db/index.ts';
+import { MASKED_HEADER_VALUE, maskHeaders } from '../endpoint-headers.ts';
+import { HEADERS_MAX_COUNT, NAME_MAX_LENGTH, URL_MAX_LENGTH } from '../endpoint-rules.ts';
+
+const Headers = Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 4096 }), {
+  maxProperties: HEADERS_MAX_COUNT,
+  description: 'custom headers sent with every delivery',
+});
+
+export const CreateEndpoint = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH }),
+    url: Type.String({ minLength: 1, maxLength: URL_MAX_LENGTH }),
+    headers: Type.Optional(Headers),
+  },
+  { additionalProperties: false },
+);
+export type CreateEndpoint = Static<typeof CreateEndpoint>;
+
+export const UpdateEndpoint = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH })),
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: URL_MAX_LENGTH })),
+    headers: Type.Optional(Headers),
+    enabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type UpdateEndpoint = Static<typeof UpdateEndpoint>;
+
+export const EndpointView = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  url: Type.String(),
+  headers: Type.Record(Type.String(), Type.String(), {
+    description: `custom headers; members read every value as "${MASKED_HEADER_VALUE}", admins the real value`,
+  }),
+  enabled: Type.Boolean(),
+  disabled_reason: Type.Union([Type.String(), Type.Null()]),
+  failing_since: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String(),
+  updated_at: Type.String(),
+});
+export type EndpointView = Static<typeof EndpointView>;
+
+export const CreatedEndpoint = Type.Object({
+  ...EndpointView.properties,
+  secret: Type.String({ description: 'whsec_…: shown once, never again' }),
+});
+
+export const EndpointList = Type.Object({ endpoints: Type.Array(EndpointView) });
+
+export const TestEventSent = Type.Object({ signal_id: Type.String(), delivery_id: Type.String() });
+
+/** `headers` are the real values for an admin, masked for anyone else. */
+export function endpointView(e: WebhookEndpointTable, headers: Record<string, string>, role: Role): EndpointView {
+  return {
+    id: e.id,
+    name: e.name,
+    url: e.url,
+    headers: role === 'admin' ? headers : maskHeaders(headers),
+    enabled: e.enabled === 1,
+    disabled_reason: e.disabled_reason,
+    failing_since: e.failing_since,
+    created_at: e.created_at,
+    updated_at: e.updated_at,
+  };
+}

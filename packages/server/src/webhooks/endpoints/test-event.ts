@@ -1,0 +1,41 @@
+// POST /v1/webhooks/endpoints/{id}/test: a synthetic signal_created event delivered to this
+// endpoint only, through the same outbox and worker as real signals (is_test: it is left out
+// of the signal list).
+
+import type { TenantUser } from '../../auth/index.ts';
+import { badRequest } from '../../errors.ts';
+import { timeOrderedId } from '../../ids.ts';
+import type { WebhookContext } from '../context.ts';
+import { findEndpoint } from './crud.ts';
+
+const endpointDisabled = () => badRequest('the endpoint is disabled: enable it first', 'endpoint_disabled');
+
+export async function sendTestEvent(ctx: WebhookContext, user: TenantUser, id: string) {
+  const endpoint = await findEndpoint(ctx, user.tenantId, id);
+  if (endpoint.enabled !== 1) throw endpointDisabled();
+  const now = ctx.now().toISOString();
+  const signalId = timeOrderedId('sig');
+  const [deliveryId] = await ctx.outbox.write(
+    {
+      id: signalId,
+      tenant_id: endpoint.tenant_id,
+      agent_id: null,
+      server_id: 'test',
+      server_name: 'guard-test-event',
+      signal_type: 'test_event',
+      severity: 1,
+      description: `Test event for endpoint "${endpoint.name}", sent by ${user.email}`,
+      identity_id: user.userId,
+      identity_name: user.email,
+      environment: 'test',
+      created_at: now,
+      received_at: now,
+      is_test: 1,
+    },
+    endpoint.id,
+  );
+  // No delivery: the endpoint was disabled between the check and the write.
+  if (!deliveryId) throw endpointDisabled();
+  ctx.wakeDeliveries();
+  return { signal_id: signalId, delivery_id: deliveryId };
+}
