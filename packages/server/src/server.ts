@@ -15,6 +15,8 @@ import { listenMetrics, type MetricsListener } from './metrics-listener.ts';
 import { FsObjectStore } from './objects/fs-store.ts';
 import { collectExpiredUploads } from './objects/gc.ts';
 import { SignalOutbox } from './signals/outbox.ts';
+import { SqliteDeliveryQueue } from './webhooks/delivery-queue-sqlite.ts';
+import { sealPlaintextHeaders } from './webhooks/endpoint-headers.ts';
 import { createDeliveryAgent } from './webhooks/http-client.ts';
 import { createMetrics } from './webhooks/metrics.ts';
 import { DeliveryWorker } from './webhooks/worker.ts';
@@ -40,9 +42,10 @@ export async function openDeps(
   await store.init();
   const metrics = createMetrics(db, now);
   const w = config.webhook;
+  const queue = new SqliteDeliveryQueue(db);
   const worker = new DeliveryWorker(
     {
-      db,
+      queue,
       agent: createDeliveryAgent({
         allowPrivate: config.webhookAllowPrivate,
         timeoutMs: w.timeoutMs,
@@ -73,7 +76,7 @@ export async function openDeps(
     now,
     publicUrl,
     webhooks: { wake: () => worker.wake(), metrics },
-    outbox: new SignalOutbox(db),
+    outbox: new SignalOutbox(queue),
     worker,
   };
 }
@@ -127,6 +130,9 @@ export async function startServer(
     );
   }, config.gcIntervalSeconds * 1000);
   gc.unref();
+  // Custom header values an earlier release stored in clear are sealed before any is sent.
+  const sealed = await sealPlaintextHeaders(deps.db, deps.masterKey.derive('webhook-secrets'));
+  if (sealed > 0) app.log.info({ endpoints: sealed }, 'sealed custom header values stored in clear');
   // The embedded SQLite database has one owner: leases of a crashed run are released at once.
   await deps.worker.start({ releaseLeases: true });
   return {
