@@ -6,7 +6,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { agentRoutes } from './agents/routes.ts';
 import { resolvePrincipal } from './auth/principal.ts';
 import type { AppDeps } from './deps.ts';
@@ -33,20 +33,9 @@ function ajvWithFormats(options: { coerceTypes: boolean | 'array' }): Ajv {
   return ajv;
 }
 
-export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}): Promise<FastifyInstance> {
+export async function buildApp(deps: AppDeps, options: { logger: FastifyBaseLogger }): Promise<FastifyInstance> {
   const app = Fastify({
-    logger:
-      options.logger === false
-        ? false
-        : {
-            level: deps.config.logLevel,
-            // Secrets never reach the log: no auth headers, and no query strings (presigned
-            // URLs carry their signature there).
-            serializers: {
-              req: (req) => ({ method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip }),
-            },
-            redact: ['req.headers.authorization', 'headers.authorization'],
-          },
+    loggerInstance: options.logger,
     bodyLimit: JSON_BODY_LIMIT_BYTES,
     // Header, body and keep-alive timeouts of slow peers (http-limits.ts).
     ...listenerTimeouts(deps.config.limits),

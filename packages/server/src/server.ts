@@ -10,6 +10,7 @@ import type { ServerConfig } from './config.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/index.ts';
 import type { AppDeps } from './deps.ts';
+import { createLogger, type Logger } from './logger.ts';
 import { loadOrCreateMasterKey } from './master-key.ts';
 import { listenMetrics, type MetricsListener } from './metrics-listener.ts';
 import { FsObjectStore } from './objects/fs-store.ts';
@@ -34,6 +35,7 @@ export async function openDeps(
   config: ServerConfig,
   now: () => Date,
   publicUrl: () => string,
+  log: Logger,
   extraCa?: string[],
 ): Promise<AppDeps & { worker: DeliveryWorker }> {
   const db = await openDatabase(config.dataDir);
@@ -56,7 +58,7 @@ export async function openDeps(
       now,
       random: Math.random,
       metrics,
-      log: { info() {}, warn() {}, error() {} },
+      log,
     },
     {
       concurrency: w.concurrency,
@@ -87,6 +89,7 @@ export async function startServer(
 ): Promise<RunningServer> {
   // --public-url, or else the address actually listened on (known only after listen()).
   let publicUrl = config.publicUrl;
+  const logger = createLogger(config.logLevel, { enabled: options.logger !== false });
   const deps = await openDeps(
     config,
     options.now ?? (() => new Date()),
@@ -94,6 +97,7 @@ export async function startServer(
       if (!publicUrl) throw new Error('the public URL is known once the server listens');
       return publicUrl;
     },
+    logger,
     options.deliveryCa,
   );
   let lock: DataDirLock;
@@ -104,8 +108,7 @@ export async function startServer(
     throw error;
   }
   const swept = await deps.store.sweepPartials();
-  const app = await buildApp(deps, { logger: options.logger });
-  deps.worker.setLog(app.log);
+  const app = await buildApp(deps, { logger });
   if (swept > 0) app.log.info({ swept }, 'removed partial uploads left by an earlier crash');
   let metrics: MetricsListener | undefined;
   try {

@@ -84,7 +84,7 @@ const OUTCOME_FLUSH_MS = 5;
 const OUTCOME_BATCH_MAX = 500;
 
 export class DeliveryWorker {
-  private deps: WorkerDeps;
+  private readonly deps: WorkerDeps;
   private readonly options: WorkerOptions;
   private readonly inflightByEndpoint = new Map<string, number>();
   private inflight = 0;
@@ -102,11 +102,6 @@ export class DeliveryWorker {
   constructor(deps: WorkerDeps, options: WorkerOptions) {
     this.deps = deps;
     this.options = options;
-  }
-
-  /** The app's logger exists only once the app is built. */
-  setLog(log: WorkerLog): void {
-    this.deps = { ...this.deps, log };
   }
 
   /**
