@@ -168,7 +168,7 @@ export class DeliveryWorker {
   /** One claimed delivery through steps 2–4. */
   private async deliver(claimed: ClaimedDelivery): Promise<void> {
     const prepared = this.prepare(claimed);
-    this.queueOutcome('body' in prepared ? await this.send(prepared) : prepared);
+    this.queueOutcome('result' in prepared ? prepared : await this.send(prepared));
   }
 
   /** Step 1: lease due deliveries, at most the free slots overall and per endpoint. */
