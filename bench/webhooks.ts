@@ -38,6 +38,7 @@ import { Webhook } from 'standardwebhooks';
 import { Pool } from 'undici';
 import { openDatabase } from '../packages/server/src/db/index.ts';
 import { type CreateSignal, SignalOutbox, signalFromAgent } from '../packages/server/src/signals/index.ts';
+import { SqliteDeliveryQueue } from '../packages/server/src/webhooks/index.ts';
 import {
   ApiClient,
   createTestPki,
@@ -357,7 +358,7 @@ async function backlogDrain(ctx: Context, n: number) {
       .select(['id', 'tenant_id', 'hostname', 'environment'])
       .executeTakeFirstOrThrow();
     const agent = { agentId: row.id, tenantId: row.tenant_id, hostname: row.hostname, environment: row.environment };
-    const outbox = new SignalOutbox(db);
+    const outbox = new SignalOutbox(new SqliteDeliveryQueue(db));
     const now = new Date().toISOString();
     for (let i = 0; i < n; i += 256) {
       await Promise.all(

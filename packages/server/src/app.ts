@@ -5,7 +5,7 @@
 // the metrics listener (AppDeps carries them here).
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { agentRoutes } from './agents/index.ts';
 import { apiDocs } from './api-docs.ts';
 import { authenticateRequests } from './auth/index.ts';
@@ -23,7 +23,7 @@ import { supportRoutes } from './support/index.ts';
 import { SERVER_VERSION } from './version.ts';
 import { webhookRoutes } from './webhooks/index.ts';
 
-export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}): Promise<FastifyInstance> {
+export async function buildApp(deps: AppDeps, options: { logger: FastifyBaseLogger }): Promise<FastifyInstance> {
   const app = Fastify(fastifyOptions(deps.config, options)).withTypeProvider<TypeBoxTypeProvider>();
 
   // --- infrastructure ---------------------------------------------------------------

@@ -1,8 +1,8 @@
-// The options guard-server's Fastify instance is created with: what its log may hold, how
+// The options guard-server's Fastify instance is created with: its logger, how
 // large a JSON body may be, how long a slow peer may take, how it closes, and the error shape
 // of what fails before routing.
 
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 import type { ServerConfig } from './config.ts';
 import { clientErrors, frameworkErrors } from './error-responses.ts';
 import { listenerTimeouts } from './http-limits.ts';
@@ -10,20 +10,13 @@ import { listenerTimeouts } from './http-limits.ts';
 /** JSON bodies are small (a manifest is the largest); objects stream through their own route. */
 export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
 
-export function fastifyOptions(config: ServerConfig, options: { logger?: boolean }): FastifyServerOptions {
+export function fastifyOptions(
+  config: ServerConfig,
+  options: { logger: FastifyBaseLogger },
+): FastifyServerOptions & { loggerInstance: FastifyBaseLogger } {
   return {
-    logger:
-      options.logger === false
-        ? false
-        : {
-            level: config.logLevel,
-            // Secrets never reach the log: no auth headers, and no query strings (presigned
-            // URLs carry their signature there).
-            serializers: {
-              req: (req) => ({ method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip }),
-            },
-            redact: ['req.headers.authorization', 'headers.authorization'],
-          },
+    // The server's one logger (logger.ts: level, serializers, redaction), shared with the worker.
+    loggerInstance: options.logger,
     bodyLimit: JSON_BODY_LIMIT_BYTES,
     // Header, body and keep-alive timeouts of slow peers (http-limits.ts).
     ...listenerTimeouts(config.limits),

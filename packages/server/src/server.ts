@@ -10,11 +10,18 @@ import type { ServerConfig } from './config.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/index.ts';
 import type { AppDeps } from './deps.ts';
+import { createLogger, type Logger } from './logger.ts';
 import { loadOrCreateMasterKey } from './master-key.ts';
 import { listenMetrics, type MetricsListener } from './metrics-listener.ts';
 import { collectExpiredUploads, FsObjectStore } from './objects/index.ts';
 import { SignalOutbox } from './signals/index.ts';
-import { createDeliveryAgent, createMetrics, DeliveryWorker } from './webhooks/index.ts';
+import {
+  createDeliveryAgent,
+  createMetrics,
+  DeliveryWorker,
+  SqliteDeliveryQueue,
+  sealPlaintextHeaders,
+} from './webhooks/index.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -29,6 +36,7 @@ export async function openDeps(
   config: ServerConfig,
   now: () => Date,
   publicUrl: () => string,
+  log: Logger,
   extraCa?: string[],
 ): Promise<AppDeps & { worker: DeliveryWorker }> {
   const db = await openDatabase(config.dataDir);
@@ -37,9 +45,10 @@ export async function openDeps(
   await store.init();
   const metrics = createMetrics(db, now);
   const w = config.webhook;
+  const queue = new SqliteDeliveryQueue(db);
   const worker = new DeliveryWorker(
     {
-      db,
+      queue,
       agent: createDeliveryAgent({
         allowPrivate: config.webhookAllowPrivate,
         timeoutMs: w.timeoutMs,
@@ -50,7 +59,7 @@ export async function openDeps(
       now,
       random: Math.random,
       metrics,
-      log: { info() {}, warn() {}, error() {} },
+      log,
     },
     {
       concurrency: w.concurrency,
@@ -70,7 +79,7 @@ export async function openDeps(
     now,
     publicUrl,
     webhooks: { wake: () => worker.wake(), metrics },
-    outbox: new SignalOutbox(db),
+    outbox: new SignalOutbox(queue),
     worker,
   };
 }
@@ -81,6 +90,7 @@ export async function startServer(
 ): Promise<RunningServer> {
   // --public-url, or else the address actually listened on (known only after listen()).
   let publicUrl = config.publicUrl;
+  const logger = createLogger(config.logLevel, { enabled: options.logger !== false });
   const deps = await openDeps(
     config,
     options.now ?? (() => new Date()),
@@ -88,6 +98,7 @@ export async function startServer(
       if (!publicUrl) throw new Error('the public URL is known once the server listens');
       return publicUrl;
     },
+    logger,
     options.deliveryCa,
   );
   let lock: DataDirLock;
@@ -98,8 +109,7 @@ export async function startServer(
     throw error;
   }
   const swept = await deps.store.sweepPartials();
-  const app = await buildApp(deps, { logger: options.logger });
-  deps.worker.setLog(app.log);
+  const app = await buildApp(deps, { logger });
   if (swept > 0) app.log.info({ swept }, 'removed partial uploads left by an earlier crash');
   let metrics: MetricsListener | undefined;
   try {
@@ -124,6 +134,9 @@ export async function startServer(
     );
   }, config.gcIntervalSeconds * 1000);
   gc.unref();
+  // Custom header values an earlier release stored in clear are sealed before any is sent.
+  const sealed = await sealPlaintextHeaders(deps.db, deps.masterKey.derive('webhook-secrets'));
+  if (sealed > 0) app.log.info({ endpoints: sealed }, 'sealed custom header values stored in clear');
   // The embedded SQLite database has one owner: leases of a crashed run are released at once.
   await deps.worker.start({ releaseLeases: true });
   return {

@@ -1,7 +1,7 @@
 // Kysely over node:sqlite. Kysely's SqliteDialect expects better-sqlite3's shape; node:sqlite
 // differs in two ways (DESIGN §8): parameters are spread, and a statement's `reader` flag is
-// whether it returns columns. Hot paths (signal ingest, the delivery worker) skip Kysely's
-// query building and run SQL text through the same statement cache (`Statements`).
+// whether it returns columns. Hot paths (the delivery queue: signal ingest, claims, outcomes)
+// skip Kysely's query building and run SQL text through the same statement cache (`Statements`).
 
 import { closeSync, openSync } from 'node:fs';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { SignalTable } from '../db/index.ts';
 import { type Db, openDatabase } from '../db/index.ts';
 import { timeOrderedId } from '../ids.ts';
+import { SqliteDeliveryQueue } from '../webhooks/index.ts';
 import { SignalOutbox } from './outbox.ts';
 
 const NOW = '2026-11-21T12:00:00.000Z';
@@ -40,7 +41,7 @@ describe('SignalOutbox', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'guard-outbox-'));
     db = await openDatabase(dir);
-    outbox = new SignalOutbox(db);
+    outbox = new SignalOutbox(new SqliteDeliveryQueue(db));
     await db
       .insertInto('tenants')
       .values([

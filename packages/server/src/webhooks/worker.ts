@@ -1,22 +1,25 @@
-// The delivery worker. Named steps: claim due deliveries (a lease) → prepare the attempt
-// (envelope stamped with the send time, signed) → HTTP call → record the outcome (success,
-// retry at the next scheduled time, or failed) → maybe disable an endpoint that has failed
-// without a break for too long.
+// The delivery worker, in named steps, each with its own typed state (svix's shape):
+//   claim    → ClaimedDelivery   leased from the delivery queue with its signal and endpoint
+//   prepare  → PreparedAttempt   envelope stamped with the send time, signed; or at once an
+//                                AttemptOutcome when nothing can be sent
+//   send     → AttemptOutcome    the HTTP call and what came of it
+//   record   → OutcomeDecision   batched: the pure policy decides (outcome-policy.ts), the
+//                                queue writes (retry, failed, endpoint health, disabling)
 //
 // At-least-once: a delivery row exists before anything is sent (outbox, written with its
 // signal); a claim is a lease that expires, so a crash mid-attempt means the delivery is
 // sent again with the same Guard-Delivery. One slow endpoint never delays the others: each
-// endpoint has its own concurrency limit under the global one.
+// endpoint has its own concurrency limit under the global one. The worker holds no SQL: the
+// queue (delivery-queue.ts) is one implementation per database engine.
 
 import type { Dispatcher } from 'undici';
-import type { SignalTable, WebhookDeliveryTable, WebhookEndpointTable } from '../db/index.ts';
-import { type Db, type Statements, writeTransaction } from '../db/index.ts';
-import { timeOrderedUuid } from '../ids.ts';
-import { openHeaders, sealPlaintextHeaders } from './endpoint-headers.ts';
+import type { WebhookDeliveryTable } from '../db/index.ts';
+import type { ClaimedDelivery, DeliveryEndpointRow, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
+import { openHeaders } from './endpoint-headers.ts';
 import { buildAttempt } from './envelope.ts';
-import { type DeliveryResponse, sendDelivery } from './http-client.ts';
+import { sendDelivery } from './http-client.ts';
 import type { WebhookMetrics } from './metrics.ts';
-import { nextRetryDelay, parseRetryAfter } from './retry-schedule.ts';
+import { type AttemptOutcome, decideOutcome, type OutcomeDecision } from './outcome-policy.ts';
 import { open } from './secret-box.ts';
 
 export interface WorkerOptions {
@@ -30,22 +33,25 @@ export interface WorkerOptions {
   disableAfterMs: number;
 }
 
+export interface WorkerLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
 export interface WorkerDeps {
-  db: Db;
+  queue: DeliveryQueue;
   agent: Dispatcher;
   secretKey: Buffer;
   consoleBaseUrl: () => string;
   now: () => Date;
   random: () => number;
   metrics: WebhookMetrics;
-  log: {
-    info(obj: object, msg: string): void;
-    warn(obj: object, msg: string): void;
-    error(obj: object, msg: string): void;
-  };
+  log: WorkerLog;
 }
 
-interface CachedEndpoint {
+/** An endpoint with its secret and header values opened, cached until its row changes. */
+interface OpenedEndpoint {
   updatedAt: string;
   url: string;
   enabled: boolean;
@@ -53,48 +59,14 @@ interface CachedEndpoint {
   headers: Record<string, string>;
 }
 
-/** A claimed delivery with what its attempt needs, read in the claim's transaction. */
-interface Claimed {
-  delivery: WebhookDeliveryTable;
-  signal: SignalTable | undefined;
-  endpoint: CachedEndpoint | undefined;
-  /** Reading the endpoint failed (its secret could not be opened): the attempt records an internal error. */
-  endpointError?: unknown;
-}
-
-type EndpointRow = Pick<WebhookEndpointTable, 'id' | 'updated_at' | 'url' | 'enabled' | 'secret_sealed' | 'headers'>;
-
-/**
- * Each endpoint's oldest due deliveries (one index seek per endpoint, at most the
- * per-endpoint limit each), oldest first.
- */
-const SQL_DUE = `
-  select d.id, d.endpoint_id from webhook_endpoints e
-  join webhook_deliveries d on d.id in (
-    select x.id from webhook_deliveries x
-    where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ?
-    order by x.next_attempt_at limit ?)
-  order by d.next_attempt_at
-  limit ?`;
-/** Deliveries whose lease expired: a crashed or lost attempt. */
-const SQL_EXPIRED = `
-  select id, endpoint_id from webhook_deliveries
-  where state = 'delivering' and lease_until < ? limit ?`;
-/** Takes the lease on one row, if it is still due (found by its primary key). */
-const SQL_LEASE = `
-  update webhook_deliveries set state = 'delivering', lease_until = ?
-  where id = ? and ((state = 'pending' and next_attempt_at <= ?) or (state = 'delivering' and lease_until < ?))
-  returning *`;
-
-interface Outcome {
+/** Step 2's result when there is something to send. */
+interface PreparedAttempt {
   delivery: WebhookDeliveryTable;
   attempt: number;
   startedAt: Date;
-  durationMs: number;
-  response: DeliveryResponse | undefined;
-  error: string | undefined;
-  /** Set when nothing was sent because the delivery can no longer be made: it is failed. */
-  abandoned?: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
 }
 
 /** A failed attempt (or a delivery given up without one), logged once its outcome is written. */
@@ -112,7 +84,7 @@ const OUTCOME_FLUSH_MS = 5;
 const OUTCOME_BATCH_MAX = 500;
 
 export class DeliveryWorker {
-  private deps: WorkerDeps;
+  private readonly deps: WorkerDeps;
   private readonly options: WorkerOptions;
   private readonly inflightByEndpoint = new Map<string, number>();
   private inflight = 0;
@@ -121,8 +93,8 @@ export class DeliveryWorker {
   private tickAgain = false;
   private timer: NodeJS.Timeout | undefined;
   private woken: NodeJS.Immediate | undefined;
-  private readonly endpoints = new Map<string, CachedEndpoint>();
-  private readonly outcomes: Outcome[] = [];
+  private readonly endpoints = new Map<string, OpenedEndpoint>();
+  private readonly outcomes: AttemptOutcome[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private readonly idle = new Set<() => void>();
@@ -132,25 +104,12 @@ export class DeliveryWorker {
     this.options = options;
   }
 
-  /** The app's logger exists only once the app is built. */
-  setLog(log: WorkerDeps['log']): void {
-    this.deps = { ...this.deps, log };
-  }
-
   /**
    * Starts polling. With the embedded SQLite database one process owns the data, so leases
    * held by a previous (crashed) run are released at once instead of waiting them out.
-   * Custom header values an earlier release stored in clear are sealed first.
    */
   async start(options: { releaseLeases: boolean }): Promise<void> {
-    const sealed = await sealPlaintextHeaders(this.deps.db, this.deps.secretKey);
-    if (sealed > 0) this.deps.log.info({ endpoints: sealed }, 'sealed custom header values stored in clear');
-    if (options.releaseLeases)
-      await this.deps.db
-        .updateTable('webhook_deliveries')
-        .set({ state: 'pending', lease_until: null })
-        .where('state', '=', 'delivering')
-        .execute();
+    if (options.releaseLeases) await this.deps.queue.releaseAllLeases();
     this.running = true;
     this.wake();
   }
@@ -195,7 +154,7 @@ export class DeliveryWorker {
       do {
         this.tickAgain = false;
         const claimed = await this.claim();
-        for (const c of claimed) void this.attempt(c);
+        for (const c of claimed) void this.deliver(c);
         if (claimed.length > 0) this.tickAgain ||= this.inflight < this.options.concurrency;
       } while (this.tickAgain && this.running);
     } catch (error) {
@@ -206,51 +165,22 @@ export class DeliveryWorker {
     }
   }
 
-  /**
-   * Step 1: claim due deliveries, at most the free slots overall and per endpoint, in one
-   * transaction that also reads their signals and endpoints.
-   */
-  private async claim(): Promise<Claimed[]> {
+  /** One claimed delivery through steps 2–4. */
+  private async deliver(claimed: ClaimedDelivery): Promise<void> {
+    const prepared = this.prepare(claimed);
+    this.queueOutcome('result' in prepared ? prepared : await this.send(prepared));
+  }
+
+  /** Step 1: lease due deliveries, at most the free slots overall and per endpoint. */
+  private async claim(): Promise<ClaimedDelivery[]> {
     const free = this.options.concurrency - this.inflight;
     if (free <= 0) return [];
-    const now = this.deps.now();
-    const nowIso = now.toISOString();
-    const leaseUntil = new Date(now.getTime() + this.options.leaseMs).toISOString();
-    const perEndpoint = this.options.perEndpointConcurrency;
-    const claimed = await writeTransaction(this.deps.db, (sql) => {
-      type Candidate = { id: string; endpoint_id: string };
-      const candidates = [
-        ...sql.all<Candidate>(SQL_EXPIRED, nowIso, free),
-        ...sql.all<Candidate>(SQL_DUE, nowIso, perEndpoint, free * 2),
-      ];
-      const taking = new Map<string, number>();
-      const rows: Claimed[] = [];
-      // Each endpoint read once per claim: its row (cached secret), or why it could not be read.
-      const endpoints = new Map<string, { endpoint?: CachedEndpoint; error?: unknown }>();
-      for (const c of candidates) {
-        const busy = (this.inflightByEndpoint.get(c.endpoint_id) ?? 0) + (taking.get(c.endpoint_id) ?? 0);
-        if (busy >= perEndpoint) continue;
-        const delivery = sql.get<WebhookDeliveryTable>(SQL_LEASE, leaseUntil, c.id, nowIso, nowIso);
-        if (!delivery) continue;
-        taking.set(c.endpoint_id, (taking.get(c.endpoint_id) ?? 0) + 1);
-        let read = endpoints.get(delivery.endpoint_id);
-        if (!read) {
-          try {
-            read = { endpoint: this.endpoint(sql, delivery.endpoint_id) };
-          } catch (error) {
-            read = { error };
-          }
-          endpoints.set(delivery.endpoint_id, read);
-        }
-        rows.push({
-          delivery,
-          signal: sql.get<SignalTable>('select * from signals where id = ?', delivery.signal_id),
-          endpoint: read.endpoint,
-          endpointError: read.error,
-        });
-        if (rows.length >= free) break;
-      }
-      return rows;
+    const claimed = await this.deps.queue.claim({
+      now: this.deps.now(),
+      leaseMs: this.options.leaseMs,
+      limit: free,
+      perEndpoint: this.options.perEndpointConcurrency,
+      busy: this.inflightByEndpoint,
     });
     for (const { delivery } of claimed) {
       this.inflight++;
@@ -259,59 +189,70 @@ export class DeliveryWorker {
     return claimed;
   }
 
-  /** Steps 2–3: prepare and send one attempt; the outcome is queued for a batched write. */
-  private async attempt({ delivery, signal, endpoint, endpointError }: Claimed): Promise<void> {
+  /**
+   * Step 2: the attempt's body and headers, signed, stamped with the send time; or, when
+   * nothing can be sent, its outcome: abandoned (the endpoint is disabled or deleted, or the
+   * signal is gone) or an internal error (the endpoint's secret could not be opened).
+   */
+  private prepare({ delivery, signal, endpoint: row }: ClaimedDelivery): PreparedAttempt | AttemptOutcome {
     const attempt = delivery.attempts + 1;
     const startedAt = this.deps.now();
-    let response: DeliveryResponse | undefined;
-    let error: string | undefined;
     try {
-      if (endpointError) throw endpointError;
+      const endpoint = this.openEndpoint(delivery.endpoint_id, row);
       if (!endpoint?.enabled || !signal) {
-        const abandoned = !endpoint?.enabled ? 'the endpoint is disabled or deleted' : 'the signal no longer exists';
-        this.queueOutcome({ delivery, attempt, startedAt, durationMs: 0, response, error, abandoned });
-        return;
+        const reason = !endpoint?.enabled ? 'the endpoint is disabled or deleted' : 'the signal no longer exists';
+        return { delivery, attempt, startedAt, durationMs: 0, result: { kind: 'abandoned', reason } };
       }
       const { body, headers } = buildAttempt(signal, delivery, endpoint, this.deps.consoleBaseUrl(), startedAt);
-      const t0 = performance.now();
-      try {
-        response = await sendDelivery(this.deps.agent, {
-          url: endpoint.url,
-          headers,
-          body,
-          timeoutMs: this.options.timeoutMs,
-        });
-      } catch (e) {
-        error = describeError(e, this.options.timeoutMs);
-      }
-      const durationMs = Math.round(performance.now() - t0);
-      this.deps.metrics.attemptDuration.observe(durationMs / 1000);
-      this.queueOutcome({ delivery, attempt, startedAt, durationMs, response, error });
+      return { delivery, attempt, startedAt, url: endpoint.url, headers, body };
     } catch (e) {
       this.deps.log.error({ err: e, deliveryId: delivery.id }, 'webhook attempt failed before sending');
-      this.queueOutcome({
+      return {
         delivery,
         attempt,
         startedAt,
         durationMs: 0,
-        response,
-        error: 'internal error preparing the attempt',
-      });
+        result: { kind: 'error', error: 'internal error preparing the attempt' },
+      };
     }
   }
 
+  /** Step 3: the HTTP call. Never throws: a failure is an outcome. */
+  private async send(p: PreparedAttempt): Promise<AttemptOutcome> {
+    const { timeoutMs } = this.options;
+    const t0 = performance.now();
+    let result: AttemptOutcome['result'];
+    try {
+      const response = await sendDelivery(this.deps.agent, { url: p.url, headers: p.headers, body: p.body, timeoutMs });
+      result = {
+        kind: 'response',
+        status: response.status,
+        retryAfter: headerString(response.headers['retry-after']),
+        excerpt: response.excerpt,
+      };
+    } catch (e) {
+      result = { kind: 'error', error: describeError(e, timeoutMs) };
+    }
+    const durationMs = Math.round(performance.now() - t0);
+    this.deps.metrics.attemptDuration.observe(durationMs / 1000);
+    return { delivery: p.delivery, attempt: p.attempt, startedAt: p.startedAt, durationMs, result };
+  }
+
   /**
-   * Queues an outcome for the batched write and frees the endpoint's slot at once: the row
-   * stays leased until its outcome is written, so nobody else can claim it meanwhile.
+   * Step 4a: queues an outcome for the batched write and frees the endpoint's slot at once:
+   * the row stays leased until its outcome is written, so nobody else can claim it meanwhile.
    */
-  private queueOutcome(outcome: Outcome): void {
+  private queueOutcome(outcome: AttemptOutcome): void {
     this.outcomes.push(outcome);
     this.release(outcome.delivery.endpoint_id);
     if (this.outcomes.length >= OUTCOME_BATCH_MAX) void this.flushOutcomes();
     else if (!this.flushTimer) this.flushTimer = setTimeout(() => void this.flushOutcomes(), OUTCOME_FLUSH_MS);
   }
 
-  /** Step 4: write outcomes (attempt rows, delivery state, endpoint health) in one transaction. */
+  /**
+   * Step 4b: the queued outcomes, decided by the policy and written in one transaction; then
+   * counted and, for failures, logged.
+   */
   private flushOutcomes(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
       if (this.flushTimer) clearTimeout(this.flushTimer);
@@ -319,40 +260,21 @@ export class DeliveryWorker {
       const batch = this.outcomes.splice(0, this.outcomes.length);
       if (batch.length === 0) return;
       const now = this.deps.now();
-      const nowIso = now.toISOString();
-      const toDisable = new Map<string, string>();
-      const counted: string[] = [];
-      const failures: FailureLog[] = [];
+      const { random } = this.deps;
+      const policy: OutcomePolicy = (outcome, endpoint) => decideOutcome(outcome, endpoint, this.options, now, random);
       try {
-        await writeTransaction(this.deps.db, (sql) => {
-          for (const o of batch) {
-            const outcome = this.recordOutcome(sql, o, now, toDisable, failures);
-            if (outcome) counted.push(outcome);
-          }
-          for (const [endpointId, reason] of toDisable) {
-            sql.run(
-              'update webhook_endpoints set enabled = 0, disabled_reason = ?, updated_at = ? where id = ?',
-              reason,
-              nowIso,
-              endpointId,
-            );
-            sql.run(
-              `update webhook_deliveries set state = 'failed', last_error = 'the endpoint was disabled',
-                 completed_at = ?, lease_until = null
-               where endpoint_id = ? and state = 'pending'`,
-              nowIso,
-              endpointId,
-            );
-          }
-        });
-        for (const outcome of counted) this.deps.metrics.deliveries.inc({ outcome });
+        const { decisions, disabled } = await this.deps.queue.recordOutcomes(batch, policy);
+        for (const d of decisions) if (d) this.deps.metrics.deliveries.inc({ outcome: d.outcome });
         // Only failures log (never the secret, header values, body or response): the hot path stays silent.
-        for (const f of failures)
+        for (const [i, d] of decisions.entries()) {
+          if (!d || d.outcome === 'succeeded') continue;
+          const f = failureLog(batch[i], d);
           this.deps.log.warn(
             f,
             f.attempt === null ? 'webhook delivery given up without an attempt' : 'webhook delivery attempt failed',
           );
-        for (const [endpointId, reason] of toDisable) this.deps.log.warn({ endpointId }, reason);
+        }
+        for (const [endpointId, reason] of disabled) this.deps.log.warn({ endpointId }, reason);
       } catch (error) {
         // The rows stay leased; the lease expires and they are attempted again (at-least-once).
         this.deps.log.error({ err: error, outcomes: batch.length }, 'recording webhook outcomes failed');
@@ -361,128 +283,6 @@ export class DeliveryWorker {
       }
     });
     return this.flushing;
-  }
-
-  /**
-   * Records one outcome inside the batch transaction and returns its metric label, or
-   * undefined when the delivery no longer exists (its endpoint was deleted meanwhile):
-   * the delivery row is updated first, and only a row that is still there gets an attempt.
-   * Failures are added to `failures`, to be logged once the transaction has committed.
-   */
-  private recordOutcome(
-    sql: Statements,
-    o: Outcome,
-    now: Date,
-    toDisable: Map<string, string>,
-    failures: FailureLog[],
-  ): 'succeeded' | 'retrying' | 'failed' | undefined {
-    const nowIso = now.toISOString();
-    const id = o.delivery.id;
-    const endpointId = o.delivery.endpoint_id;
-    if (o.abandoned) {
-      const changed = sql.run(
-        `update webhook_deliveries set state = 'failed', lease_until = null, last_error = ?, completed_at = ? where id = ?`,
-        o.abandoned,
-        nowIso,
-        id,
-      );
-      if (changed === 0) return undefined;
-      failures.push({
-        endpointId,
-        deliveryId: id,
-        attempt: null,
-        status: null,
-        error: o.abandoned,
-        outcome: 'failed',
-        nextAttemptAt: null,
-      });
-      return 'failed';
-    }
-    const status = o.response?.status ?? null;
-    if (status !== null && status >= 200 && status < 300) {
-      const changed = sql.run(
-        `update webhook_deliveries set state = 'succeeded', attempts = ?, lease_until = null, last_status = ?,
-           last_error = null, completed_at = ? where id = ?`,
-        o.attempt,
-        status,
-        nowIso,
-        id,
-      );
-      if (changed === 0) return undefined;
-      this.insertAttempt(sql, o, status, null);
-      // Endpoint health: a success ends a failing streak.
-      sql.run(
-        'update webhook_endpoints set failing_since = null where id = ? and failing_since is not null',
-        endpointId,
-      );
-      return 'succeeded';
-    }
-
-    const redirect = status !== null && status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
-    const error = o.error ?? `HTTP ${status}${redirect}`;
-    const ep = sql.get<{ failing_since: string | null; enabled: number }>(
-      'select failing_since, enabled from webhook_endpoints where id = ?',
-      endpointId,
-    );
-    // An endpoint disabled while this attempt was in flight gets no retry (its pending
-    // deliveries were failed when it was disabled).
-    const retryAfter = parseRetryAfter(headerString(o.response?.headers['retry-after']), now);
-    const delay = ep?.enabled
-      ? nextRetryDelay(this.options.schedule, o.attempt, this.deps.random, retryAfter)
-      : undefined;
-    const nextAttemptAt = delay === undefined ? null : new Date(now.getTime() + delay).toISOString();
-    const changed =
-      nextAttemptAt === null
-        ? sql.run(
-            `update webhook_deliveries set state = 'failed', attempts = ?, lease_until = null, last_status = ?,
-               last_error = ?, completed_at = ? where id = ?`,
-            o.attempt,
-            status,
-            error,
-            nowIso,
-            id,
-          )
-        : sql.run(
-            `update webhook_deliveries set state = 'pending', attempts = ?, lease_until = null, last_status = ?,
-               last_error = ?, next_attempt_at = ? where id = ?`,
-            o.attempt,
-            status,
-            error,
-            nextAttemptAt,
-            id,
-          );
-    if (changed === 0) return undefined;
-    this.insertAttempt(sql, o, status, error);
-    const outcome = nextAttemptAt === null ? 'failed' : 'retrying';
-    failures.push({ endpointId, deliveryId: id, attempt: o.attempt, status, error, outcome, nextAttemptAt });
-    // Endpoint health: a failure starts or continues a failing streak, and a streak longer
-    // than disableAfterMs disables the endpoint.
-    if (!ep?.enabled) return outcome;
-    if (ep.failing_since === null) {
-      sql.run('update webhook_endpoints set failing_since = ? where id = ?', o.startedAt.toISOString(), endpointId);
-    } else if (now.getTime() - Date.parse(ep.failing_since) >= this.options.disableAfterMs) {
-      toDisable.set(
-        endpointId,
-        `disabled automatically: every delivery attempt failed since ${ep.failing_since} (last: ${error})`,
-      );
-    }
-    return outcome;
-  }
-
-  private insertAttempt(sql: Statements, o: Outcome, status: number | null, error: string | null): void {
-    sql.run(
-      `insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
-         response_excerpt) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      timeOrderedUuid(),
-      o.delivery.id,
-      o.delivery.tenant_id,
-      o.attempt,
-      o.startedAt.toISOString(),
-      o.durationMs,
-      status,
-      error,
-      o.response?.excerpt ?? null,
-    );
   }
 
   private release(endpointId: string): void {
@@ -497,19 +297,15 @@ export class DeliveryWorker {
     if (this.running) this.wake();
   }
 
-  /** Endpoint with its decrypted secret, cached until the row's updated_at changes. */
-  private endpoint(sql: Statements, id: string): CachedEndpoint | undefined {
-    const row = sql.get<EndpointRow>(
-      'select id, updated_at, url, enabled, secret_sealed, headers from webhook_endpoints where id = ?',
-      id,
-    );
+  /** The endpoint with its secret and headers opened, cached until the row's updated_at changes. */
+  private openEndpoint(id: string, row: DeliveryEndpointRow | undefined): OpenedEndpoint | undefined {
     if (!row) {
       this.endpoints.delete(id);
       return undefined;
     }
     const cached = this.endpoints.get(id);
     if (cached && cached.updatedAt === row.updated_at && cached.enabled === (row.enabled === 1)) return cached;
-    const fresh: CachedEndpoint = {
+    const fresh: OpenedEndpoint = {
       updatedAt: row.updated_at,
       url: row.url,
       enabled: row.enabled === 1,
@@ -519,6 +315,19 @@ export class DeliveryWorker {
     this.endpoints.set(id, fresh);
     return fresh;
   }
+}
+
+function failureLog(o: AttemptOutcome, d: OutcomeDecision): FailureLog {
+  const u = d.delivery;
+  return {
+    endpointId: o.delivery.endpoint_id,
+    deliveryId: o.delivery.id,
+    attempt: d.attempt ? d.attempt.attempt : null,
+    status: d.attempt ? d.attempt.status : null,
+    error: u.kind === 'succeeded' ? '' : u.lastError,
+    outcome: d.outcome === 'retrying' ? 'retrying' : 'failed',
+    nextAttemptAt: u.kind === 'retry' ? u.nextAttemptAt : null,
+  };
 }
 
 function headerString(value: string | string[] | undefined): string | undefined {

@@ -1,0 +1,425 @@
+// The delivery queue's contract, run against each engine's implementation (today SQLite;
+// PostgreSQL joins the list): the outbox, the claim with its lease, the release of leases, and
+// the recording of outcomes that a policy decided. The policy here is a stand-in, so these
+// tests see only what the queue writes; outcome-policy.test.ts tests the decisions.
+
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { SignalTable } from '../db/index.ts';
+import { type Db, openDatabase } from '../db/index.ts';
+import { timeOrderedId } from '../ids.ts';
+import type { DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
+import { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
+import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
+
+interface Engine {
+  name: string;
+  open(): Promise<{ db: Db; queue: DeliveryQueue; close(): Promise<void> }>;
+}
+
+const ENGINES: Engine[] = [
+  {
+    name: 'SQLite',
+    async open() {
+      const dir = await mkdtemp(join(tmpdir(), 'guard-queue-'));
+      const db = await openDatabase(dir);
+      return {
+        db,
+        queue: new SqliteDeliveryQueue(db),
+        async close() {
+          await db.destroy();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+];
+
+const T0 = new Date('2026-11-21T12:00:00.000Z');
+const at = (ms: number) => new Date(T0.getTime() + ms);
+const LEASE_MS = 60_000;
+
+function signal(tenant: string, receivedAt = T0): SignalTable {
+  return {
+    id: timeOrderedId('sig'),
+    tenant_id: tenant,
+    agent_id: null,
+    server_id: 'srv',
+    server_name: 'web-1',
+    signal_type: 'sudo_command_executed',
+    severity: 3,
+    description: 'd',
+    identity_id: 'u1',
+    identity_name: 'alice',
+    environment: 'prod',
+    created_at: receivedAt.toISOString(),
+    received_at: receivedAt.toISOString(),
+    is_test: 0,
+  };
+}
+
+/** A failed attempt, retried at `retryAt`; the stand-in for the policy's decisions. */
+function retry(o: AttemptOutcome, retryAt: Date): OutcomeDecision {
+  return {
+    outcome: 'retrying',
+    delivery: {
+      kind: 'retry',
+      attempts: o.attempt,
+      lastStatus: 500,
+      lastError: 'HTTP 500',
+      nextAttemptAt: retryAt.toISOString(),
+    },
+    attempt: {
+      attempt: o.attempt,
+      startedAt: o.startedAt.toISOString(),
+      durationMs: o.durationMs,
+      status: 500,
+      error: 'HTTP 500',
+      responseExcerpt: 'oops',
+    },
+    failingSince: undefined,
+    disable: undefined,
+  };
+}
+
+for (const engine of ENGINES) {
+  describe(`DeliveryQueue on ${engine.name}`, () => {
+    let db: Db;
+    let queue: DeliveryQueue;
+    let close: () => Promise<void>;
+
+    beforeEach(async () => {
+      ({ db, queue, close } = await engine.open());
+      await db
+        .insertInto('tenants')
+        .values([
+          { id: 't1', name: 'one', created_at: T0.toISOString() },
+          { id: 't2', name: 'two', created_at: T0.toISOString() },
+        ])
+        .execute();
+      const endpoint = (id: string, tenant: string, enabled: number) => ({
+        id,
+        tenant_id: tenant,
+        name: id,
+        url: `https://${id}.example/hook`,
+        headers: '{}',
+        secret_sealed: `sealed-${id}`,
+        enabled,
+        disabled_reason: null,
+        failing_since: null,
+        created_at: T0.toISOString(),
+        updated_at: T0.toISOString(),
+      });
+      await db
+        .insertInto('webhook_endpoints')
+        .values([endpoint('e1', 't1', 1), endpoint('e2', 't1', 1), endpoint('e3', 't1', 0), endpoint('e4', 't2', 1)])
+        .execute();
+    });
+    afterEach(() => close());
+
+    const enqueue = async (s: SignalTable, onlyEndpointId?: string) => {
+      const [r] = await queue.enqueue([{ signal: s, onlyEndpointId }]);
+      assert.ok(r.ok);
+      return r.deliveryIds;
+    };
+    const deliveries = () =>
+      db.selectFrom('webhook_deliveries').selectAll().orderBy('endpoint_id').orderBy('created_at').execute();
+    const claim = (now: Date, limit = 100, perEndpoint = 16, busy = new Map<string, number>()) =>
+      queue.claim({ now, leaseMs: LEASE_MS, limit, perEndpoint, busy });
+    const outcomeOf = (d: { id: string; endpoint_id: string; tenant_id: string }, attempt = 1): AttemptOutcome => ({
+      delivery: d,
+      attempt,
+      startedAt: T0,
+      durationMs: 7,
+      result: { kind: 'response', status: 500, retryAfter: undefined, excerpt: 'oops' },
+    });
+
+    describe('enqueue', () => {
+      it('writes each signal with one pending delivery, due at once, per enabled endpoint of its tenant', async () => {
+        const a = signal('t1');
+        const b = signal('t2');
+        const results = await queue.enqueue([
+          { signal: a },
+          { signal: b },
+          { signal: signal('t1'), onlyEndpointId: 'e4' },
+        ]);
+        assert.deepEqual(
+          results.map((r) => r.ok && r.deliveryIds.length),
+          [2, 1, 0],
+          'an endpoint of another tenant gets nothing, even when named',
+        );
+        const rows = await deliveries();
+        assert.deepEqual(
+          rows.map((r) => [r.signal_id, r.endpoint_id, r.state, r.attempts, r.next_attempt_at, r.lease_until]),
+          [
+            [a.id, 'e1', 'pending', 0, a.received_at, null],
+            [a.id, 'e2', 'pending', 0, a.received_at, null],
+            [b.id, 'e4', 'pending', 0, b.received_at, null],
+          ],
+        );
+      });
+
+      it('refuses an entry that fails alone, and keeps the others of the same call', async () => {
+        const a = signal('t1');
+        const results = await queue.enqueue([
+          { signal: a },
+          { signal: { ...signal('t1'), id: a.id } },
+          { signal: signal('t2') },
+        ]);
+        assert.deepEqual(
+          results.map((r) => r.ok),
+          [true, false, true],
+        );
+        assert.equal((await deliveries()).length, 3);
+      });
+    });
+
+    describe('claim', () => {
+      it('leases due deliveries, oldest first, with their signal and endpoint row; not-yet-due ones stay', async () => {
+        const early = signal('t1', at(-2000));
+        const later = signal('t1', at(-1000));
+        const future = signal('t1', at(5000));
+        await enqueue(later, 'e1');
+        await enqueue(early, 'e1');
+        await enqueue(future, 'e1');
+        const claimed = await claim(T0);
+        assert.deepEqual(
+          claimed.map((c) => c.signal?.id),
+          [early.id, later.id],
+        );
+        for (const c of claimed) {
+          assert.equal(c.delivery.state, 'delivering');
+          assert.equal(c.delivery.lease_until, at(LEASE_MS).toISOString());
+          assert.equal(c.endpoint?.id, 'e1');
+          assert.equal(c.endpoint?.secret_sealed, 'sealed-e1', 'the secret comes sealed');
+          assert.equal(c.endpoint?.url, 'https://e1.example/hook');
+        }
+        assert.equal(claimed[0].endpoint, claimed[1].endpoint, 'one endpoint is read once per claim');
+        assert.deepEqual(await claim(T0), [], 'a leased delivery is not claimed again while its lease runs');
+        assert.deepEqual(
+          (await claim(at(5000))).map((c) => c.signal?.id),
+          [future.id],
+        );
+      });
+
+      it('takes at most `limit` in all and `perEndpoint` per endpoint, counting what is busy', async () => {
+        for (let i = 0; i < 5; i++) await enqueue(signal('t1', at(-i)));
+        assert.equal((await claim(T0, 3)).length, 3);
+        await queue.releaseAllLeases();
+        const byEndpoint = (claimed: { delivery: { endpoint_id: string } }[]) =>
+          claimed.map((c) => c.delivery.endpoint_id).sort();
+        assert.deepEqual(byEndpoint(await claim(T0, 100, 2)), ['e1', 'e1', 'e2', 'e2']);
+        await queue.releaseAllLeases();
+        assert.deepEqual(
+          byEndpoint(await claim(T0, 100, 2, new Map([['e1', 1]]))),
+          ['e1', 'e2', 'e2'],
+          'e1 has one in flight already',
+        );
+        await queue.releaseAllLeases();
+        assert.deepEqual(byEndpoint(await claim(T0, 100, 2, new Map([['e1', 2]]))), ['e2', 'e2']);
+      });
+
+      it('takes back a delivery whose lease expired (a crashed attempt), with the same id', async () => {
+        const [id] = await enqueue(signal('t1'), 'e1');
+        assert.equal((await claim(T0)).length, 1);
+        assert.deepEqual(await claim(at(LEASE_MS - 1)), []);
+        const again = await claim(at(LEASE_MS + 1));
+        assert.deepEqual(
+          again.map((c) => c.delivery.id),
+          [id],
+        );
+        assert.equal(again[0].delivery.lease_until, at(2 * LEASE_MS + 1).toISOString());
+      });
+
+      it('claims a delivery whose endpoint was disabled meanwhile, with the row saying so (the worker abandons it)', async () => {
+        await enqueue(signal('t1'), 'e1');
+        await db.updateTable('webhook_endpoints').set({ enabled: 0 }).where('id', '=', 'e1').execute();
+        const [c] = await claim(T0);
+        assert.equal(c.endpoint?.enabled, 0);
+      });
+    });
+
+    it('releaseAllLeases makes every leased delivery pending again, and says how many', async () => {
+      await enqueue(signal('t1'));
+      assert.equal((await claim(T0)).length, 2);
+      assert.equal(await queue.releaseAllLeases(), 2);
+      assert.deepEqual(
+        (await deliveries()).map((d) => [d.state, d.lease_until]),
+        [
+          ['pending', null],
+          ['pending', null],
+        ],
+      );
+      assert.equal(await queue.releaseAllLeases(), 0);
+    });
+
+    describe('recordOutcomes', () => {
+      it('writes each kind of decision to its delivery, with its attempt row, and releases the lease', async () => {
+        await enqueue(signal('t1'));
+        await enqueue(signal('t1'), 'e1');
+        const claimed = await claim(T0);
+        assert.equal(claimed.length, 3);
+        const done = T0.toISOString();
+        const decisions: OutcomeDecision[] = [
+          {
+            ...retry(outcomeOf(claimed[0].delivery), T0),
+            outcome: 'succeeded',
+            delivery: { kind: 'succeeded', attempts: 1, lastStatus: 204, completedAt: done },
+          },
+          retry(outcomeOf(claimed[1].delivery), at(5000)),
+          {
+            outcome: 'failed',
+            delivery: { kind: 'abandoned', lastError: 'the signal no longer exists', completedAt: done },
+            attempt: undefined,
+            failingSince: undefined,
+            disable: undefined,
+          },
+        ];
+        const outcomes = claimed.map((c) => outcomeOf(c.delivery));
+        const recorded = await queue.recordOutcomes(outcomes, (o) => decisions[outcomes.indexOf(o)]);
+        assert.deepEqual(recorded.decisions, decisions);
+        assert.equal(recorded.disabled.size, 0);
+        const rows = new Map((await db.selectFrom('webhook_deliveries').selectAll().execute()).map((r) => [r.id, r]));
+        const [ok, retried, abandoned] = claimed.map((c) => rows.get(c.delivery.id));
+        assert.deepEqual(
+          [ok?.state, ok?.attempts, ok?.last_status, ok?.last_error, ok?.completed_at, ok?.lease_until],
+          ['succeeded', 1, 204, null, done, null],
+        );
+        assert.deepEqual(
+          [retried?.state, retried?.attempts, retried?.last_status, retried?.last_error, retried?.next_attempt_at],
+          ['pending', 1, 500, 'HTTP 500', at(5000).toISOString()],
+        );
+        assert.deepEqual(
+          [
+            abandoned?.state,
+            abandoned?.attempts,
+            abandoned?.last_status,
+            abandoned?.last_error,
+            abandoned?.lease_until,
+          ],
+          ['failed', 0, null, 'the signal no longer exists', null],
+        );
+        const attempts = await db.selectFrom('webhook_attempts').selectAll().orderBy('delivery_id').execute();
+        assert.deepEqual(
+          attempts
+            .map((a) => [
+              a.delivery_id,
+              a.tenant_id,
+              a.attempt,
+              a.started_at,
+              a.duration_ms,
+              a.status,
+              a.error,
+              a.response_excerpt,
+            ])
+            .sort(),
+          [
+            [claimed[0].delivery.id, 't1', 1, done, 7, 500, 'HTTP 500', 'oops'],
+            [claimed[1].delivery.id, 't1', 1, done, 7, 500, 'HTTP 500', 'oops'],
+          ].sort(),
+        );
+        assert.deepEqual(await claim(at(5000)).then((c) => c.map((x) => x.delivery.id)), [claimed[1].delivery.id]);
+      });
+
+      it('gives the policy each endpoint’s health as the batch has changed it so far', async () => {
+        for (let i = 0; i < 3; i++) await enqueue(signal('t1', at(-i)), 'e1');
+        await enqueue(signal('t2', at(1)));
+        await db.updateTable('webhook_endpoints').set({ enabled: 0 }).where('id', '=', 'e4').execute();
+        const claimed = await claim(at(1));
+        const seen: [string, EndpointHealth | undefined][] = [];
+        const streaks = ['2026-01-01T00:00:00.000Z', null, undefined];
+        const policy: OutcomePolicy = (o, health) => {
+          seen.push([o.delivery.endpoint_id, health]);
+          return {
+            ...retry(o, at(1000)),
+            failingSince: o.delivery.endpoint_id === 'e1' ? streaks[seen.length - 1] : undefined,
+          };
+        };
+        await queue.recordOutcomes(
+          claimed.map((c) => outcomeOf(c.delivery)),
+          policy,
+        );
+        assert.deepEqual(seen, [
+          ['e1', { enabled: true, failingSince: null }],
+          ['e1', { enabled: true, failingSince: '2026-01-01T00:00:00.000Z' }],
+          ['e1', { enabled: true, failingSince: null }],
+          ['e4', { enabled: false, failingSince: null }],
+        ]);
+        const e1 = await db
+          .selectFrom('webhook_endpoints')
+          .selectAll()
+          .where('id', '=', 'e1')
+          .executeTakeFirstOrThrow();
+        assert.equal(e1.failing_since, null, 'the last change stands');
+      });
+
+      it('skips a delivery that no longer exists: no decision, no attempt row, no change to its endpoint', async () => {
+        const [gone] = await enqueue(signal('t1'), 'e1');
+        const [kept] = await enqueue(signal('t1'), 'e2');
+        const claimed = await claim(T0);
+        await db.deleteFrom('webhook_deliveries').where('id', '=', gone).execute();
+        const recorded = await queue.recordOutcomes(
+          claimed.map((c) => outcomeOf(c.delivery)),
+          (o) => ({ ...retry(o, at(1000)), failingSince: T0.toISOString() }),
+        );
+        const byId = new Map(claimed.map((c, i) => [c.delivery.id, recorded.decisions[i]]));
+        assert.equal(byId.get(gone), undefined);
+        assert.equal(byId.get(kept)?.outcome, 'retrying');
+        const attempts = await db.selectFrom('webhook_attempts').select('delivery_id').execute();
+        assert.deepEqual(
+          attempts.map((a) => a.delivery_id),
+          [kept],
+        );
+        const streaks = await db
+          .selectFrom('webhook_endpoints')
+          .select(['id', 'failing_since'])
+          .orderBy('id')
+          .execute();
+        assert.deepEqual(
+          streaks.map((e) => [e.id, e.failing_since]),
+          [
+            ['e1', null],
+            ['e2', T0.toISOString()],
+            ['e3', null],
+            ['e4', null],
+          ],
+        );
+      });
+
+      it('disables an endpoint the policy disables, failing its pending deliveries, after the whole batch', async () => {
+        await enqueue(signal('t1', at(-1)), 'e1');
+        const [waiting] = await enqueue(signal('t1', at(10_000)), 'e1');
+        const [other] = await enqueue(signal('t1'), 'e2');
+        const claimed = await claim(T0, 100, 1);
+        assert.equal(claimed.length, 2);
+        const reason = 'disabled automatically: every delivery attempt failed since …';
+        const when = at(1).toISOString();
+        const recorded = await queue.recordOutcomes(
+          claimed.map((c) => outcomeOf(c.delivery)),
+          (o) => ({
+            ...retry(o, at(60_000)),
+            disable: o.delivery.endpoint_id === 'e1' ? { reason, at: when } : undefined,
+          }),
+        );
+        assert.deepEqual([...recorded.disabled], [['e1', reason]]);
+        const e1 = await db
+          .selectFrom('webhook_endpoints')
+          .selectAll()
+          .where('id', '=', 'e1')
+          .executeTakeFirstOrThrow();
+        assert.deepEqual([e1.enabled, e1.disabled_reason, e1.updated_at], [0, reason, when]);
+        const rows = await deliveries();
+        for (const r of rows.filter((d) => d.endpoint_id === 'e1')) {
+          assert.equal(r.state, 'failed', `${r.id === waiting ? 'the waiting' : 'the retried'} delivery is failed`);
+          assert.equal(r.last_error, 'the endpoint was disabled');
+          assert.equal(r.completed_at, when);
+        }
+        const e2 = rows.find((d) => d.id === other);
+        assert.equal(e2?.state, 'pending', 'other endpoints keep their retries');
+      });
+    });
+  });
+}

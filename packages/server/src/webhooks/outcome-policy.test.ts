@@ -1,0 +1,256 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import {
+  type AttemptOutcome,
+  type AttemptResult,
+  decideOutcome,
+  type EndpointHealth,
+  type OutcomePolicyOptions,
+} from './outcome-policy.ts';
+
+const NOW = new Date('2026-11-21T10:00:00.000Z');
+const STARTED = new Date('2026-11-21T09:59:59.000Z');
+const OPTIONS: OutcomePolicyOptions = { schedule: [0, 5_000, 300_000], disableAfterMs: 60_000 };
+const HEALTHY: EndpointHealth = { enabled: true, failingSince: null };
+const MIDDLE = () => 0.5; // no jitter
+const NEVER = () => assert.fail('randomness was not needed here');
+
+function outcome(result: AttemptResult, attempt = 1): AttemptOutcome {
+  return {
+    delivery: { id: 'd1', endpoint_id: 'e1', tenant_id: 't1' },
+    attempt,
+    startedAt: STARTED,
+    durationMs: 42,
+    result,
+  };
+}
+const response = (status: number, retryAfter?: string, excerpt = 'body'): AttemptResult => ({
+  kind: 'response',
+  status,
+  retryAfter,
+  excerpt,
+});
+const error = (message: string): AttemptResult => ({ kind: 'error', error: message });
+/** The decision for an outcome; the endpoint healthy unless given (`undefined`: deleted). */
+function decide(
+  o: AttemptOutcome,
+  ...rest: [] | [EndpointHealth | undefined] | [EndpointHealth | undefined, () => number]
+) {
+  return decideOutcome(o, rest.length === 0 ? HEALTHY : rest[0], OPTIONS, NOW, rest[1] ?? MIDDLE);
+}
+
+describe('decideOutcome: success', () => {
+  it('any 2xx succeeds: the delivery completes with its status and the attempt is logged without an error', () => {
+    for (const status of [200, 201, 204, 299]) {
+      const d = decide(outcome(response(status), 2), HEALTHY, NEVER);
+      assert.equal(d.outcome, 'succeeded');
+      assert.deepEqual(d.delivery, {
+        kind: 'succeeded',
+        attempts: 2,
+        lastStatus: status,
+        completedAt: NOW.toISOString(),
+      });
+      assert.deepEqual(d.attempt, {
+        attempt: 2,
+        startedAt: STARTED.toISOString(),
+        durationMs: 42,
+        status,
+        error: null,
+        responseExcerpt: 'body',
+      });
+      assert.equal(d.disable, undefined);
+    }
+  });
+
+  it('ends a failing streak, and leaves a healthy or deleted endpoint as it is', () => {
+    assert.equal(
+      decide(outcome(response(200)), { enabled: true, failingSince: STARTED.toISOString() }).failingSince,
+      null,
+    );
+    assert.equal(
+      decide(outcome(response(200)), { enabled: false, failingSince: STARTED.toISOString() }).failingSince,
+      null,
+    );
+    assert.equal(decide(outcome(response(200)), HEALTHY).failingSince, undefined);
+    assert.equal(decide(outcome(response(200)), undefined).failingSince, undefined);
+  });
+});
+
+describe('decideOutcome: failure', () => {
+  it('names the failure: HTTP status, redirects not followed, or the error as the send step gave it', () => {
+    const lastError = (r: AttemptResult) => {
+      const d = decide(outcome(r)).delivery;
+      assert.ok(d.kind === 'retry');
+      return d.lastError;
+    };
+    assert.equal(lastError(response(500)), 'HTTP 500');
+    assert.equal(lastError(response(404)), 'HTTP 404');
+    assert.equal(lastError(response(199)), 'HTTP 199');
+    assert.equal(lastError(response(301)), 'HTTP 301 (redirects are not followed)');
+    assert.equal(lastError(response(399)), 'HTTP 399 (redirects are not followed)');
+    assert.equal(lastError(response(300)), 'HTTP 300 (redirects are not followed)');
+    assert.equal(lastError(error('ECONNREFUSED: connect ECONNREFUSED')), 'ECONNREFUSED: connect ECONNREFUSED');
+  });
+
+  it('retries at the next scheduled time after the batch is recorded, keeping status and excerpt', () => {
+    const d = decide(outcome(response(503, undefined, 'busy'), 2));
+    assert.equal(d.outcome, 'retrying');
+    assert.deepEqual(d.delivery, {
+      kind: 'retry',
+      attempts: 2,
+      lastStatus: 503,
+      lastError: 'HTTP 503',
+      nextAttemptAt: new Date(NOW.getTime() + 300_000).toISOString(),
+    });
+    assert.deepEqual(d.attempt, {
+      attempt: 2,
+      startedAt: STARTED.toISOString(),
+      durationMs: 42,
+      status: 503,
+      error: 'HTTP 503',
+      responseExcerpt: 'busy',
+    });
+  });
+
+  it('an error without a response has no status and no excerpt', () => {
+    const d = decide(outcome(error('timed out after 15 s')));
+    assert.equal(d.attempt?.status, null);
+    assert.equal(d.attempt?.responseExcerpt, null);
+    assert.equal(d.attempt?.error, 'timed out after 15 s');
+    assert.ok(d.delivery.kind === 'retry');
+    assert.equal(d.delivery.lastStatus, null);
+  });
+
+  it('jitters the retry time with the randomness it is given', () => {
+    const at = (random: () => number) => {
+      const d = decide(outcome(response(500), 2), HEALTHY, random).delivery;
+      assert.ok(d.kind === 'retry');
+      return Date.parse(d.nextAttemptAt) - NOW.getTime();
+    };
+    assert.equal(
+      at(() => 0),
+      240_000,
+    );
+    assert.equal(
+      at(() => 0.5),
+      300_000,
+    );
+  });
+
+  it('honours a longer Retry-After, in seconds or as a date; a shorter one does not hurry the schedule', () => {
+    const delay = (retryAfter: string) => {
+      const d = decide(outcome(response(429, retryAfter))).delivery;
+      assert.ok(d.kind === 'retry');
+      return Date.parse(d.nextAttemptAt) - NOW.getTime();
+    };
+    assert.equal(delay('120'), 120_000);
+    assert.equal(delay(new Date(NOW.getTime() + 90_000).toUTCString()), 90_000);
+    assert.equal(delay('1'), 5_000);
+    assert.equal(delay('soon'), 5_000);
+  });
+
+  it('fails the delivery once the schedule is exhausted', () => {
+    const d = decide(outcome(response(500), 3), HEALTHY, NEVER);
+    assert.equal(d.outcome, 'failed');
+    assert.deepEqual(d.delivery, {
+      kind: 'failed',
+      attempts: 3,
+      lastStatus: 500,
+      lastError: 'HTTP 500',
+      completedAt: NOW.toISOString(),
+    });
+    assert.equal(d.attempt?.attempt, 3);
+  });
+
+  it('gives no retry when the endpoint was disabled or deleted meanwhile, and leaves its health alone', () => {
+    for (const health of [{ enabled: false, failingSince: null }, undefined]) {
+      const d = decide(outcome(response(500), 1), health, NEVER);
+      assert.equal(d.outcome, 'failed');
+      assert.equal(d.delivery.kind, 'failed');
+      assert.ok(d.attempt, 'the attempt is still logged');
+      assert.equal(d.failingSince, undefined);
+      assert.equal(d.disable, undefined);
+    }
+  });
+});
+
+describe('decideOutcome: endpoint health', () => {
+  it('a first failure starts the streak at the attempt’s start', () => {
+    const d = decide(outcome(response(500)));
+    assert.equal(d.failingSince, STARTED.toISOString());
+    assert.equal(d.disable, undefined);
+  });
+
+  it('a failure inside the window continues the streak', () => {
+    const since = new Date(NOW.getTime() - 59_999).toISOString();
+    const d = decide(outcome(response(500)), { enabled: true, failingSince: since });
+    assert.equal(d.failingSince, undefined);
+    assert.equal(d.disable, undefined);
+  });
+
+  it('a failure once the streak has lasted the window disables the endpoint, saying since when and the last error', () => {
+    const since = new Date(NOW.getTime() - 60_000).toISOString();
+    const d = decide(outcome(error('ECONNREFUSED: refused')), { enabled: true, failingSince: since });
+    assert.deepEqual(d.disable, {
+      reason: `disabled automatically: every delivery attempt failed since ${since} (last: ECONNREFUSED: refused)`,
+      at: NOW.toISOString(),
+    });
+    assert.equal(d.outcome, 'retrying', 'the delivery itself is decided as usual; disabling fails it with the rest');
+  });
+
+  it('the endpoint disables exactly when the streak reaches the window (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 10 * 60_000 }), (age) => {
+        const since = new Date(NOW.getTime() - age).toISOString();
+        const d = decide(outcome(response(502)), { enabled: true, failingSince: since });
+        assert.equal(d.disable !== undefined, age >= OPTIONS.disableAfterMs);
+        assert.equal(d.failingSince, undefined);
+      }),
+    );
+  });
+});
+
+describe('decideOutcome: abandoned', () => {
+  it('fails the delivery without an attempt row, a retry, or a change to the endpoint', () => {
+    const d = decide(
+      outcome({ kind: 'abandoned', reason: 'the signal no longer exists' }),
+      { enabled: true, failingSince: new Date(0).toISOString() },
+      NEVER,
+    );
+    assert.deepEqual(d, {
+      outcome: 'failed',
+      delivery: { kind: 'abandoned', lastError: 'the signal no longer exists', completedAt: NOW.toISOString() },
+      attempt: undefined,
+      failingSince: undefined,
+      disable: undefined,
+    });
+  });
+});
+
+describe('decideOutcome (property)', () => {
+  it('succeeds exactly on 2xx; every other result is retried or failed, and only an enabled endpoint is retried', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.integer({ min: 100, max: 599 }).map((s) => response(s)),
+          fc.string().map((e) => error(e)),
+        ),
+        fc.integer({ min: 1, max: 5 }),
+        fc.option(fc.record({ enabled: fc.boolean(), failingSince: fc.constant(null) }), { nil: undefined }),
+        (result, attempt, health) => {
+          const d = decide(outcome(result, attempt), health);
+          const ok = result.kind === 'response' && result.status >= 200 && result.status < 300;
+          assert.equal(d.outcome === 'succeeded', ok);
+          assert.equal(d.attempt?.attempt, attempt);
+          if (!ok) {
+            const retried = health?.enabled === true && attempt < OPTIONS.schedule.length;
+            assert.equal(d.outcome, retried ? 'retrying' : 'failed');
+            assert.equal(d.delivery.kind, retried ? 'retry' : 'failed');
+            assert.equal(d.failingSince, health?.enabled ? STARTED.toISOString() : undefined);
+          }
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,151 @@
+// What an attempt's outcome means for its delivery and its endpoint (DESIGN §5): a 2xx
+// succeeds and ends the endpoint's failing streak; anything else is retried at the next
+// scheduled time (retry-schedule.ts), or failed once the schedule is exhausted or the endpoint
+// is disabled; a failure starts the endpoint's failing streak, and a streak older than
+// `disableAfterMs` disables the endpoint. A delivery that can no longer be made (its signal is
+// gone, its endpoint disabled or deleted) is failed without an attempt.
+//
+// Pure: the outcome, the endpoint's health as the delivery queue read it in the transaction
+// that records the outcome, the clock and the randomness come in; the queue only writes what
+// comes out (delivery-queue.ts).
+
+import { nextRetryDelay, parseRetryAfter } from './retry-schedule.ts';
+
+/** What one attempt came to, as the worker's send step saw it. */
+export type AttemptResult =
+  /** The receiver answered (any status: 3xx and 4xx are failures too). */
+  | { kind: 'response'; status: number; retryAfter: string | undefined; excerpt: string }
+  /** No answer: timeout, connection or TLS error, refused address, or an internal error. */
+  | { kind: 'error'; error: string }
+  /** Nothing was sent: the delivery can no longer be made, and is failed. */
+  | { kind: 'abandoned'; reason: string };
+
+/** One attempt (or abandoned delivery), waiting to be recorded. */
+export interface AttemptOutcome {
+  delivery: { id: string; endpoint_id: string; tenant_id: string };
+  /** The attempt's number: the delivery's attempts so far + 1. */
+  attempt: number;
+  startedAt: Date;
+  durationMs: number;
+  result: AttemptResult;
+}
+
+/** The endpoint's state that the decision depends on; undefined when it was deleted. */
+export interface EndpointHealth {
+  enabled: boolean;
+  /** Start of the current unbroken run of failed attempts, or null. */
+  failingSince: string | null;
+}
+
+/** The new state of the delivery row (its lease is released in every case). */
+export type DeliveryUpdate =
+  | { kind: 'succeeded'; attempts: number; lastStatus: number; completedAt: string }
+  | { kind: 'retry'; attempts: number; lastStatus: number | null; lastError: string; nextAttemptAt: string }
+  | { kind: 'failed'; attempts: number; lastStatus: number | null; lastError: string; completedAt: string }
+  /** Failed without an attempt: attempts and last_status stay as they were. */
+  | { kind: 'abandoned'; lastError: string; completedAt: string };
+
+/** A row of the attempt log. */
+export interface AttemptRecord {
+  attempt: number;
+  startedAt: string;
+  durationMs: number;
+  status: number | null;
+  error: string | null;
+  responseExcerpt: string | null;
+}
+
+export interface OutcomeDecision {
+  /** The metric label (guard_webhook_deliveries_total{outcome}). */
+  outcome: 'succeeded' | 'retrying' | 'failed';
+  delivery: DeliveryUpdate;
+  /** The attempt log row; undefined when nothing was sent. */
+  attempt: AttemptRecord | undefined;
+  /** The endpoint's failing streak afterwards: its start, null when it ended, undefined when unchanged. */
+  failingSince: string | null | undefined;
+  /** Set when the endpoint is to be disabled, with its pending deliveries failed. */
+  disable: { reason: string; at: string } | undefined;
+}
+
+export interface OutcomePolicyOptions {
+  schedule: readonly number[];
+  /** An endpoint failing without a break for this long is disabled. */
+  disableAfterMs: number;
+}
+
+/**
+ * Decides one outcome. `endpoint` is the endpoint's health after the outcomes recorded before
+ * this one in the same batch; `now` is when the batch is recorded.
+ */
+export function decideOutcome(
+  o: AttemptOutcome,
+  endpoint: EndpointHealth | undefined,
+  options: OutcomePolicyOptions,
+  now: Date,
+  random: () => number,
+): OutcomeDecision {
+  const nowIso = now.toISOString();
+  const r = o.result;
+  if (r.kind === 'abandoned')
+    return {
+      outcome: 'failed',
+      delivery: { kind: 'abandoned', lastError: r.reason, completedAt: nowIso },
+      attempt: undefined,
+      failingSince: undefined,
+      disable: undefined,
+    };
+
+  const status = r.kind === 'response' ? r.status : null;
+  const excerpt = r.kind === 'response' ? r.excerpt : null;
+  const record = (error: string | null): AttemptRecord => ({
+    attempt: o.attempt,
+    startedAt: o.startedAt.toISOString(),
+    durationMs: o.durationMs,
+    status,
+    error,
+    responseExcerpt: excerpt,
+  });
+
+  if (status !== null && status >= 200 && status < 300)
+    return {
+      outcome: 'succeeded',
+      delivery: { kind: 'succeeded', attempts: o.attempt, lastStatus: status, completedAt: nowIso },
+      attempt: record(null),
+      // A success ends a failing streak.
+      failingSince: endpoint && endpoint.failingSince !== null ? null : undefined,
+      disable: undefined,
+    };
+
+  const redirect = status !== null && status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
+  const error = r.kind === 'error' ? r.error : `HTTP ${status}${redirect}`;
+  // An endpoint disabled (or deleted) while this attempt was in flight gets no retry: its
+  // pending deliveries were failed when it was disabled.
+  const retryAfter = r.kind === 'response' ? parseRetryAfter(r.retryAfter, now) : undefined;
+  const delay = endpoint?.enabled ? nextRetryDelay(options.schedule, o.attempt, random, retryAfter) : undefined;
+  const delivery: DeliveryUpdate =
+    delay === undefined
+      ? { kind: 'failed', attempts: o.attempt, lastStatus: status, lastError: error, completedAt: nowIso }
+      : {
+          kind: 'retry',
+          attempts: o.attempt,
+          lastStatus: status,
+          lastError: error,
+          nextAttemptAt: new Date(now.getTime() + delay).toISOString(),
+        };
+  const decision: OutcomeDecision = {
+    outcome: delay === undefined ? 'failed' : 'retrying',
+    delivery,
+    attempt: record(error),
+    failingSince: undefined,
+    disable: undefined,
+  };
+  if (!endpoint?.enabled) return decision;
+  // A failure starts the endpoint's failing streak; one that has lasted disableAfterMs disables it.
+  if (endpoint.failingSince === null) decision.failingSince = o.startedAt.toISOString();
+  else if (now.getTime() - Date.parse(endpoint.failingSince) >= options.disableAfterMs)
+    decision.disable = {
+      reason: `disabled automatically: every delivery attempt failed since ${endpoint.failingSince} (last: ${error})`,
+      at: nowIso,
+    };
+  return decision;
+}
