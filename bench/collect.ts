@@ -1,6 +1,6 @@
 // `npm run bench`: times the real `guard-agent support-bundle collect` against a native
 // baseline built from Debian tools, on a synthetic but realistic agent home, and prints a
-// report (DESIGN §8 has the machine facts this is read against).
+// report (DESIGN §9 has the machine facts this is read against).
 //
 //   1. Builds once, cached under bench/.work/ (gitignored): an agent home of ~178 MiB on disk
 //      (agent.log ~60 MiB + gzip -6 rotated segments agent.log.<N>.gz, N = 1 newest; slog text

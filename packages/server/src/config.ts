@@ -1,4 +1,4 @@
-// guard-server configuration (DESIGN §7): command-line flags over GUARD_SERVER_* environment
+// guard-server configuration (DESIGN §8): command-line flags over GUARD_SERVER_* environment
 // variables over an optional YAML file over defaults. Loaded once, validated, passed down.
 
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Bundle intake end to end against the real server on loopback (DESIGN §4, §6, §7; spec 2.3,
+// Bundle intake end to end against the real server on loopback (DESIGN §4, §6, §8; spec 2.3,
 // 2.4, 4.2, 5, 8): presign → PUT → register, every refusal of the presigned PUT, register
 // rules, enrolment tokens, authentication and tenant isolation, audit, collection of expired
 // uploads, and what an operator sees (log, data dir, health, OpenAPI).

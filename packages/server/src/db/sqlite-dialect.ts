@@ -1,5 +1,5 @@
 // Kysely over node:sqlite. Kysely's SqliteDialect expects better-sqlite3's shape; node:sqlite
-// differs in two ways (DESIGN §8): parameters are spread, and a statement's `reader` flag is
+// differs in two ways (DESIGN §9): parameters are spread, and a statement's `reader` flag is
 // whether it returns columns. Hot paths (the delivery queue: signal ingest, claims, outcomes)
 // skip Kysely's query building and run SQL text through the same statement cache (`Statements`).
 
