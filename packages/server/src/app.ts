@@ -8,7 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { agentRoutes } from './agents/index.ts';
 import { apiDocs } from './api-docs.ts';
-import { authenticateRequests } from './auth/index.ts';
+import { authenticateRequests, authRoutes } from './auth/index.ts';
 import type { AppDeps } from './deps.ts';
 import { enrollmentRoutes } from './enrollment/index.ts';
 import { errorResponses } from './error-responses.ts';
@@ -34,11 +34,14 @@ export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}
     reply.header('x-guard-server', SERVER_VERSION);
   });
   bodyDeadline(app, deps.config.limits); // a JSON body arrives within --request-timeout of its headers
-  authenticateRequests(app, deps.db); // req.principal from `Authorization: Bearer`; routes check it
+  // req.principal from `Authorization: Bearer` or the console's session cookie (then writes
+  // are CSRF-checked); routes check it.
+  authenticateRequests(app, { ...deps, csrfKey: deps.masterKey.derive('csrf') });
   await apiDocs(app); // /openapi.json and /docs, of every route registered below
 
   // --- capabilities -----------------------------------------------------------------
   await app.register(healthRoutes, deps);
+  await app.register(authRoutes, deps);
   await app.register(enrollmentRoutes, deps);
   await app.register(agentRoutes, deps);
   await app.register(supportRoutes, deps);
