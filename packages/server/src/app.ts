@@ -8,6 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { agentRoutes } from './agents/index.ts';
 import { apiDocs } from './api-docs.ts';
+import { auditRoutes } from './audit/index.ts';
 import { authenticateRequests, authRoutes } from './auth/index.ts';
 import type { AppDeps } from './deps.ts';
 import { enrollmentRoutes } from './enrollment/index.ts';
@@ -20,6 +21,7 @@ import { objectRoutes } from './objects/index.ts';
 import { requestValidatorCompiler } from './request-validation.ts';
 import { signalRoutes } from './signals/index.ts';
 import { supportRoutes } from './support/index.ts';
+import { userRoutes } from './users/index.ts';
 import { SERVER_VERSION } from './version.ts';
 import { webhookRoutes } from './webhooks/index.ts';
 
@@ -42,6 +44,8 @@ export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}
   // --- capabilities -----------------------------------------------------------------
   await app.register(healthRoutes, deps);
   await app.register(authRoutes, deps);
+  await app.register(userRoutes, deps);
+  await app.register(auditRoutes, deps);
   await app.register(enrollmentRoutes, deps);
   await app.register(agentRoutes, deps);
   await app.register(supportRoutes, deps);

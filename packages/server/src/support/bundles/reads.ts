@@ -2,10 +2,10 @@
 // and members read their own. Every read is audited before the data is returned.
 
 import type { Readable } from 'node:stream';
+import { audit } from '../../audit/index.ts';
 import type { UserPrincipal } from '../../auth/index.ts';
 import { ApiError, notFound } from '../../errors.ts';
 import { nextBefore, parseBefore } from '../../pagination.ts';
-import { audit } from '../audit.ts';
 import type { BundleWithHost } from '../bundles-repository.ts';
 import type { SupportContext } from '../context.ts';
 import { bundleSummary } from './schemas.ts';
