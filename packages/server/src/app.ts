@@ -8,7 +8,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { agentRoutes } from './agents/index.ts';
 import { apiDocs } from './api-docs.ts';
-import { authenticateRequests } from './auth/index.ts';
+import { auditRoutes } from './audit/index.ts';
+import { authenticateRequests, authRoutes } from './auth/index.ts';
+import { consoleRoutes } from './console/index.ts';
 import type { AppDeps } from './deps.ts';
 import { enrollmentRoutes } from './enrollment/index.ts';
 import { errorResponses } from './error-responses.ts';
@@ -20,6 +22,7 @@ import { objectRoutes } from './objects/index.ts';
 import { requestValidatorCompiler } from './request-validation.ts';
 import { signalRoutes } from './signals/index.ts';
 import { supportRoutes } from './support/index.ts';
+import { userRoutes } from './users/index.ts';
 import { SERVER_VERSION } from './version.ts';
 import { webhookRoutes } from './webhooks/index.ts';
 
@@ -34,11 +37,16 @@ export async function buildApp(deps: AppDeps, options: { logger: FastifyBaseLogg
     reply.header('x-guard-server', SERVER_VERSION);
   });
   bodyDeadline(app, deps.config.limits); // a JSON body arrives within --request-timeout of its headers
-  authenticateRequests(app, deps.db); // req.principal from `Authorization: Bearer`; routes check it
+  // req.principal from `Authorization: Bearer` or the console's session cookie (then writes
+  // are CSRF-checked); routes check it.
+  authenticateRequests(app, { ...deps, csrfKey: deps.masterKey.derive('csrf') });
   await apiDocs(app); // /openapi.json and /docs, of every route registered below
 
   // --- capabilities -----------------------------------------------------------------
   await app.register(healthRoutes, deps);
+  await app.register(authRoutes, deps);
+  await app.register(userRoutes, deps);
+  await app.register(auditRoutes, deps);
   await app.register(enrollmentRoutes, deps);
   await app.register(agentRoutes, deps);
   await app.register(supportRoutes, deps);
@@ -46,6 +54,7 @@ export async function buildApp(deps: AppDeps, options: { logger: FastifyBaseLogg
   await app.register(signalRoutes, withWake);
   await app.register(webhookRoutes, withWake);
   await app.register(objectRoutes, deps); // its own content-type parser: raw streamed bodies
+  await app.register(consoleRoutes, deps); // the built SPA at /console/; `/` redirects there
   // /metrics is not here: it has its own listener (metrics-listener.ts, --metrics-listen).
   return app;
 }

@@ -39,6 +39,17 @@ export interface ServerConfig {
     /** Bytes of registered bundles plus open reservations per tenant; 0: no quota. */
     tenantQuotaBytes: number;
   };
+  /** Console sign-in (auth/): session lifetimes and the lifetime of a set-password link. */
+  sessions: {
+    /** A session unused this long ends (sliding: each request moves it, at most once a minute). */
+    idleTimeoutMs: number;
+    /** A session ends this long after sign-in, however active. */
+    maxAgeMs: number;
+    /** A one-time set-password link works this long. */
+    passwordLinkTtlMs: number;
+  };
+  /** The built console (index.html, assets/); undefined: packages/console/dist of this checkout. */
+  consoleDir: string | undefined;
   webhook: {
     /** Wait before each attempt, ms; the first entry is the first try. */
     retrySchedule: number[];
@@ -128,6 +139,28 @@ export const SETTINGS = [
     file: 'tenant_quota_bytes',
     default: String(10 * 1024 ** 3),
   },
+  {
+    key: 'sessionIdleTimeoutSeconds',
+    flag: 'session-idle-timeout',
+    env: 'GUARD_SERVER_SESSION_IDLE_TIMEOUT',
+    file: 'session_idle_timeout_seconds',
+    default: '1800',
+  },
+  {
+    key: 'sessionMaxAgeSeconds',
+    flag: 'session-max-age',
+    env: 'GUARD_SERVER_SESSION_MAX_AGE',
+    file: 'session_max_age_seconds',
+    default: '43200',
+  },
+  {
+    key: 'passwordLinkTtlSeconds',
+    flag: 'password-link-ttl',
+    env: 'GUARD_SERVER_PASSWORD_LINK_TTL',
+    file: 'password_link_ttl_seconds',
+    default: '86400',
+  },
+  { key: 'consoleDir', flag: 'console-dir', env: 'GUARD_SERVER_CONSOLE_DIR', file: 'console_dir', default: '' },
   {
     key: 'webhookRetrySchedule',
     flag: 'webhook-retry-schedule',
@@ -373,6 +406,13 @@ export function loadServerConfig(
       maxUploadsPerTenant: integer('maxUploadsPerTenant', 1),
       tenantQuotaBytes: integer('tenantQuotaBytes', 0),
     },
+    sessions: {
+      idleTimeoutMs: integer('sessionIdleTimeoutSeconds', 60, 7 * 86_400) * 1000,
+      maxAgeMs: integer('sessionMaxAgeSeconds', 60, 30 * 86_400) * 1000,
+      passwordLinkTtlMs: integer('passwordLinkTtlSeconds', 300, 30 * 86_400) * 1000,
+    },
+    consoleDir:
+      raw.consoleDir === '' ? undefined : isAbsolute(raw.consoleDir) ? raw.consoleDir : resolve(cwd, raw.consoleDir),
     webhook: {
       retrySchedule: schedule(raw.webhookRetrySchedule),
       concurrency: integer('webhookConcurrency', 1),

@@ -1,10 +1,10 @@
 // A tenant's enrolled agents. Agents are created by enrolment (enrollment/) and never deleted:
 // bundles and signals keep pointing at them.
 
+import { audit } from '../audit/index.ts';
 import type { UserPrincipal } from '../auth/index.ts';
 import type { AgentTable, Db } from '../db/index.ts';
 import { beforeFilter, type PageRequest } from '../pagination.ts';
-import { audit } from '../support/index.ts';
 
 export class AgentsRepository {
   readonly #db: Db;

@@ -1,6 +1,8 @@
 // The tenant's enrolled agents, for its admins (docs/guard-server.md, guard-agent-enroll.md):
 //   GET  /v1/agents               newest first, paged like every list (pagination.ts)
 //   POST /v1/agents/{id}/revoke   the agent's API key stops working at once (idempotent, audited)
+//   GET  /v1/servers              the same agents as the console's Servers page shows them, for
+//                                 admins and members (DESIGN §4 fields: last_seen_at, online)
 // An agent is never deleted: its bundles and signals keep pointing at it.
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -10,7 +12,7 @@ import { notFound } from '../errors.ts';
 import { nextBefore, parseBefore } from '../pagination.ts';
 import { ErrorResponses, IdParams } from '../route-schemas.ts';
 import { AgentsRepository } from './agents-repository.ts';
-import { AgentList, AgentListQuery, AgentView, agentView } from './schemas.ts';
+import { AgentList, AgentListQuery, AgentView, agentView, ServerList, serverView } from './schemas.ts';
 
 export const agentRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
   const agents = new AgentsRepository(deps.db);
@@ -30,6 +32,28 @@ export const agentRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps)
       const limit = req.query.limit ?? 50;
       const rows = await agents.list(user.tenantId, { limit, before: parseBefore(req.query.before) });
       return { agents: rows.map(agentView), next_before: nextBefore(rows, limit, (a) => [a.enrolled_at, a.id]) };
+    },
+  );
+
+  app.get(
+    '/v1/servers',
+    {
+      schema: {
+        tags: ['agents'],
+        summary: "The tenant's servers (enrolled agents), newest enrolled first, with last seen and online",
+        querystring: AgentListQuery,
+        response: { 200: ServerList, ...ErrorResponses },
+      },
+    },
+    async (req) => {
+      const user = requireTenantUser(req, ['admin', 'member']);
+      const limit = req.query.limit ?? 50;
+      const rows = await agents.list(user.tenantId, { limit, before: parseBefore(req.query.before) });
+      const now = deps.now();
+      return {
+        servers: rows.map((row) => serverView(row, now)),
+        next_before: nextBefore(rows, limit, (a) => [a.enrolled_at, a.id]),
+      };
     },
   );
 

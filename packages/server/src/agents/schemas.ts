@@ -36,3 +36,41 @@ export function agentView(row: AgentTable): Static<typeof AgentView> {
     revoked_at: row.revoked_at,
   };
 }
+
+/** An agent seen within this long is `online` on GET /v1/servers. */
+export const ONLINE_WITHIN_MS = 5 * 60_000;
+
+/** A server as the console lists it (DESIGN §4 contract fields first). */
+export const ServerView = Type.Object({
+  id: Type.String({ description: 'the agent id' }),
+  hostname: Type.String(),
+  agent_version: Type.String(),
+  last_seen_at: Type.Union([Type.String(), Type.Null()], {
+    description: 'when its key last authenticated (written at most once a minute); null if never since enrolment',
+  }),
+  online: Type.Boolean({ description: 'seen in the last 5 minutes, and not revoked' }),
+  environment: Type.String(),
+  enrolled_at: Type.String(),
+  revoked_at: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const ServerList = Type.Object({
+  servers: Type.Array(ServerView),
+  next_before: Type.Union([Type.String(), Type.Null()]),
+});
+
+export function serverView(row: AgentTable, now: Date): Static<typeof ServerView> {
+  return {
+    id: row.id,
+    hostname: row.hostname,
+    agent_version: row.agent_version,
+    last_seen_at: row.last_seen_at,
+    online:
+      row.revoked_at === null &&
+      row.last_seen_at !== null &&
+      now.getTime() - Date.parse(row.last_seen_at) < ONLINE_WITHIN_MS,
+    environment: row.environment,
+    enrolled_at: row.enrolled_at,
+    revoked_at: row.revoked_at,
+  };
+}

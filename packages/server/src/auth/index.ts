@@ -1,4 +1,8 @@
-// Who is calling, and the secrets that prove it (principal.ts, secrets.ts).
+// Who is calling, and the secrets that prove it: bearer tokens and console sessions
+// (principal.ts, secrets.ts), sign-in and each user's own account (routes.ts), and what the
+// users capability needs to hand out set-password links and remove a user's credentials.
+export { deleteCredentialsOf } from './credentials-repository.ts';
+export { type IssuedLink, issuePasswordLink } from './password-links.ts';
 export {
   type AgentPrincipal,
   authenticateRequests,
@@ -10,4 +14,6 @@ export {
   type TenantUser,
   type UserPrincipal,
 } from './principal.ts';
-export { hashPassword, hashSecret, newId, newPassword, newSecret } from './secrets.ts';
+export { authRoutes } from './routes.ts';
+export { hashPassword, hashSecret, NO_PASSWORD, newId, newPassword, newSecret } from './secrets.ts';
+export { normaliseEmail } from './sessions/handlers.ts';

@@ -1,15 +1,40 @@
-// Who is calling: resolved once per request from `Authorization: Bearer <secret>`, then
-// checked by each route with requireAgent / requireUser. Every query a route makes is scoped
-// by the principal's tenant.
+// Who is calling, resolved once per request (docs/console.md#authentication):
+//   - `Authorization: Bearer <secret>`: an agent key (gak_) or a user API token (gut_). A
+//     request that carries Authorization is judged by it alone; its cookies are ignored.
+//   - otherwise the console's session cookie (guard_session), and then every write
+//     (not GET/HEAD/OPTIONS) must pass the CSRF checks (csrf.ts) or is refused with 403.
+// Routes then check the principal with requireAgent / requireUser. Every query a route makes
+// is scoped by the principal's tenant.
 
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ServerConfig } from '../config.ts';
 import { type Db, type Role, withStatements } from '../db/index.ts';
 import { forbidden, unauthorized } from '../errors.ts';
+import { checkCsrf, csrfToken } from './csrf.ts';
 import { hashSecret, secretKind } from './secrets.ts';
+import { clearedSessionCookie, readSessionCookie } from './session-cookie.ts';
+import { isLive, touch } from './session-policy.ts';
+import { SessionsRepository } from './sessions-repository.ts';
+
+/** The session a cookie-authenticated user principal came through. */
+export interface SessionRef {
+  id: string;
+  tokenHash: string;
+  expiresAt: string;
+  idleExpiresAt: string;
+}
 
 export type Principal =
   | { kind: 'agent'; agentId: string; tenantId: string; hostname: string; environment: string }
-  | { kind: 'user'; userId: string; tenantId: string | null; role: Role; email: string };
+  | {
+      kind: 'user';
+      userId: string;
+      tenantId: string | null;
+      role: Role;
+      email: string;
+      /** Set when the request was authenticated by the session cookie, not a bearer token. */
+      session?: SessionRef;
+    };
 
 export type AgentPrincipal = Extract<Principal, { kind: 'agent' }>;
 export type UserPrincipal = Extract<Principal, { kind: 'user' }>;
@@ -18,7 +43,14 @@ export type TenantUser = UserPrincipal & { tenantId: string };
 
 const BEARER = /^Bearer ([A-Za-z0-9_-]{10,200})$/;
 
-export async function resolvePrincipal(db: Db, authorization: string | undefined): Promise<Principal | undefined> {
+/** An agent's last_seen_at is written when it is older than this: one write a minute per busy agent. */
+export const AGENT_SEEN_INTERVAL_MS = 60_000;
+
+export async function resolvePrincipal(
+  db: Db,
+  authorization: string | undefined,
+  now: () => Date = () => new Date(),
+): Promise<Principal | undefined> {
   if (!authorization) return undefined;
   const m = BEARER.exec(authorization);
   if (!m) throw unauthorized('the Authorization header must be "Bearer <token>"');
@@ -26,22 +58,31 @@ export async function resolvePrincipal(db: Db, authorization: string | undefined
   const hash = hashSecret(secret);
   switch (secretKind(secret)) {
     case 'agentKey': {
-      // Every agent request resolves here: prepared SQL, not a query built per call.
-      const agent = await withStatements(db, (sql) =>
-        sql.get<{ id: string; tenant_id: string; hostname: string; environment: string }>(
-          'select id, tenant_id, hostname, environment from agents where api_key_hash = ? and revoked_at is null',
+      // Every agent request resolves here: prepared SQL, not a query built per call; the
+      // last_seen_at write happens at most once a minute per agent.
+      return withStatements(db, (sql) => {
+        const agent = sql.get<{
+          id: string;
+          tenant_id: string;
+          hostname: string;
+          environment: string;
+          last_seen_at: string | null;
+        }>(
+          'select id, tenant_id, hostname, environment, last_seen_at from agents where api_key_hash = ? and revoked_at is null',
           hash,
-        ),
-      );
-      return (
-        agent && {
-          kind: 'agent',
+        );
+        if (!agent) return undefined;
+        const at = now();
+        if (agent.last_seen_at === null || at.getTime() - Date.parse(agent.last_seen_at) >= AGENT_SEEN_INTERVAL_MS)
+          sql.run('update agents set last_seen_at = ? where id = ?', at.toISOString(), agent.id);
+        return {
+          kind: 'agent' as const,
           agentId: agent.id,
           tenantId: agent.tenant_id,
           hostname: agent.hostname,
           environment: agent.environment,
-        }
-      );
+        };
+      });
     }
     case 'userToken': {
       const user = await db
@@ -58,19 +99,105 @@ export async function resolvePrincipal(db: Db, authorization: string | undefined
   }
 }
 
-/** Every request carries req.principal, resolved once its input passed validation. */
-export function authenticateRequests(app: FastifyInstance, db: Db): void {
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export interface AuthDeps {
+  db: Db;
+  config: Pick<ServerConfig, 'sessions'>;
+  now: () => Date;
+  publicUrl: () => string;
+  /** Key of the CSRF tokens (csrf.ts). */
+  csrfKey: Buffer;
+}
+
+/** The console's origin (scheme, host, port of the public URL), which cookie-authenticated writes must come from. */
+export function publicOrigin(publicUrl: string): string {
+  return new URL(publicUrl).origin;
+}
+
+export function isSecureUrl(publicUrl: string): boolean {
+  return publicUrl.startsWith('https:');
+}
+
+/** The session of a cookie, when it is live; its use is written at most once a minute. */
+async function resolveSession(
+  deps: AuthDeps,
+  sessions: SessionsRepository,
+  token: string,
+): Promise<UserPrincipal | undefined> {
+  const tokenHash = hashSecret(token);
+  const found = await sessions.findByTokenHash(tokenHash);
+  const now = deps.now();
+  if (!found || !isLive(found.session, now)) return undefined;
+  const { session, user } = found;
+  const used = touch(session, now, deps.config.sessions);
+  if (used) await sessions.touch(session.id, used);
+  return {
+    kind: 'user',
+    userId: user.id,
+    tenantId: user.tenant_id,
+    role: user.role,
+    email: user.email,
+    session: {
+      id: session.id,
+      tokenHash,
+      expiresAt: session.expires_at,
+      idleExpiresAt: used?.idle_expires_at ?? session.idle_expires_at,
+    },
+  };
+}
+
+/**
+ * Every request carries req.principal, resolved once its input passed validation. Routes
+ * marked `config: { cookieless: true }` resolve no cookie (FastifyContextConfig below).
+ */
+export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void {
+  const sessions = new SessionsRepository(deps.db);
+  // CSRF first, before the body is even parsed: a forged write (a cross-site form post among
+  // them) is refused with 403 whatever it carries. The token derives from the cookie alone,
+  // so no query is needed; whether the session is live is judged below.
   app.addHook('onRequest', async (req) => {
     req.principal = undefined;
+    if (SAFE_METHODS.has(req.method) || req.headers.authorization !== undefined) return;
+    if (req.routeOptions.config?.cookieless) return;
+    const token = readSessionCookie(req.headers.cookie);
+    if (token === undefined) return;
+    checkCsrf(req.headers, publicOrigin(deps.publicUrl()), csrfToken(deps.csrfKey, hashSecret(token)));
   });
-  app.addHook('preHandler', async (req) => {
-    req.principal = await resolvePrincipal(db, req.headers.authorization);
+  app.addHook('preHandler', async (req, reply) => {
+    const authorization = req.headers.authorization;
+    if (authorization !== undefined) {
+      req.principal = await resolvePrincipal(deps.db, authorization, deps.now);
+      return;
+    }
+    if (req.routeOptions.config?.cookieless) return;
+    const token = readSessionCookie(req.headers.cookie);
+    if (token === undefined) return;
+    const principal = await resolveSession(deps, sessions, token);
+    if (!principal?.session) {
+      endSessionCookie(reply, deps.publicUrl());
+      return;
+    }
+    req.principal = principal;
   });
+}
+
+/** Tells the browser to drop its session cookie (expired, revoked, signed out). */
+export function endSessionCookie(reply: FastifyReply, publicUrl: string): void {
+  reply.header('set-cookie', clearedSessionCookie(isSecureUrl(publicUrl)));
 }
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | undefined;
+  }
+  interface FastifyContextConfig {
+    /**
+     * No session cookie is resolved: routes that sign in without a session (login,
+     * set-password), where a stale cookie must not make them CSRF-checked, and the console's
+     * static files, which need no principal.
+     */
+    cookieless?: boolean;
   }
 }
 
@@ -84,9 +211,14 @@ export function requireAgent(req: FastifyRequest): AgentPrincipal {
 export function requireUser(req: FastifyRequest, roles: readonly Role[]): UserPrincipal {
   const p = req.principal;
   if (!p) throw unauthorized();
-  if (p.kind !== 'user') throw forbidden('this endpoint takes a user API token');
+  if (p.kind !== 'user') throw forbidden('this endpoint takes a user API token or a console session');
   if (!roles.includes(p.role)) throw forbidden(`this endpoint needs the ${roles.join(' or ')} role`);
   return p;
+}
+
+/** The user of the request, if a user signed it (sign-out and the session view answer without one too). */
+export function signedInUser(req: FastifyRequest): UserPrincipal | undefined {
+  return req.principal?.kind === 'user' ? req.principal : undefined;
 }
 
 /** requireUser for the routes of a tenant's own people, whose queries are scoped by its id. */

@@ -8,7 +8,15 @@ import { promisify } from 'node:util';
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 
 /** Prefixes tell secrets apart in logs, leak scanners and the auth lookup. */
-export const SECRET_PREFIX = { agentKey: 'gak', userToken: 'gut', enrollToken: 'get' } as const;
+export const SECRET_PREFIX = {
+  agentKey: 'gak',
+  userToken: 'gut',
+  enrollToken: 'get',
+  /** A console session (the guard_session cookie); never a bearer token. */
+  sessionToken: 'gss',
+  /** A one-time set-password link (in the link's URL fragment). */
+  passwordLink: 'gsp',
+} as const;
 export type SecretKind = keyof typeof SECRET_PREFIX;
 
 export function newId(prefix: string): string {
@@ -39,6 +47,26 @@ export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
   const key = await scrypt(password, salt, SCRYPT.keylen, { N: SCRYPT.N, r: SCRYPT.r, p: SCRYPT.p });
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+}
+
+/** The stored form of "no password set yet": no password verifies against it. */
+export const NO_PASSWORD = '!';
+
+export function hasPassword(stored: string): boolean {
+  return stored.startsWith('scrypt$');
+}
+
+let dummyHash: Promise<string> | undefined;
+
+/**
+ * verifyPassword, but an unknown account (stored undefined) or one without a password costs
+ * the same scrypt run as a wrong password: the answer's timing does not tell them apart.
+ */
+export async function checkPassword(password: string, stored: string | undefined): Promise<boolean> {
+  if (stored !== undefined && hasPassword(stored)) return verifyPassword(password, stored);
+  dummyHash ??= hashPassword(randomBytes(18).toString('base64url'));
+  await verifyPassword(password, await dummyHash);
+  return false;
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {

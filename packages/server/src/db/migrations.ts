@@ -221,6 +221,42 @@ const MIGRATIONS: Record<string, Migration> = {
         .execute();
     },
   },
+  '0005_console_sessions_and_users': {
+    // The console (issue 10): browser sessions, one-time set-password links, when a user last
+    // signed in, when an agent was last seen, and the indexes the console's lists page over.
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('users').addColumn('last_login_at', 'text').execute();
+      await db.schema.alterTable('agents').addColumn('last_seen_at', 'text').execute();
+      await db.schema
+        .createTable('sessions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id'))
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('last_seen_at', 'text', (c) => c.notNull())
+        .addColumn('idle_expires_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('revoked_at', 'text')
+        .addColumn('ip', 'text', (c) => c.notNull())
+        .addColumn('user_agent', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('sessions_user').on('sessions').columns(['user_id', 'created_at']).execute();
+      await db.schema
+        .createTable('password_links')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('user_id', 'text', (c) => c.notNull().references('users.id'))
+        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('used_at', 'text')
+        .execute();
+      await db.schema.createIndex('password_links_user').on('password_links').column('user_id').execute();
+      await db.schema.createIndex('api_tokens_user').on('api_tokens').column('user_id').execute();
+      await db.schema.createIndex('audit_log_tenant_at').on('audit_log').columns(['tenant_id', 'at']).execute();
+      await db.schema.createIndex('audit_log_at').on('audit_log').column('at').execute();
+      await db.schema.createIndex('webhook_deliveries_signal').on('webhook_deliveries').column('signal_id').execute();
+    },
+  },
 };
 
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {

@@ -14,8 +14,10 @@ export interface UserTable {
   tenant_id: string | null;
   email: string;
   role: Role;
+  /** `scrypt$…`, or `!` for a user who has not set a password yet (no password matches it). */
   password_hash: string;
   created_at: string;
+  last_login_at: string | null;
 }
 
 export interface ApiTokenTable {
@@ -47,6 +49,8 @@ export interface AgentTable {
   agent_version: string;
   enrolled_at: string;
   revoked_at: string | null;
+  /** Written when its key authenticates, at most once a minute (auth/principal.ts). */
+  last_seen_at: string | null;
 }
 
 export type UploadState = 'presigned' | 'stored' | 'registered';
@@ -154,7 +158,38 @@ export interface WebhookAttemptTable {
   response_excerpt: string | null;
 }
 
+/**
+ * A console sign-in. The cookie carries the token; only its SHA-256 is stored. The CSRF token
+ * is not stored at all: it is an HMAC of the token hash under a server key (auth/csrf.ts).
+ */
+export interface SessionTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: string;
+  /** Written at most once a minute: the sliding idle expiry moves with it. */
+  last_seen_at: string;
+  idle_expires_at: string;
+  /** Absolute expiry: no activity extends a session past it. */
+  expires_at: string;
+  revoked_at: string | null;
+  ip: string;
+  user_agent: string;
+}
+
+/** A one-time set-password link; the token (in the URL fragment) is stored as its SHA-256. */
+export interface PasswordLinkTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
 export interface Database {
+  sessions: SessionTable;
+  password_links: PasswordLinkTable;
   signals: SignalTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;

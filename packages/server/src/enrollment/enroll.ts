@@ -25,6 +25,7 @@ export async function enrollAgent(
       agent_version: body.agent_version ?? '',
       enrolled_at: now,
       revoked_at: null,
+      last_seen_at: null,
     },
     now,
   );

@@ -17,6 +17,11 @@ import { CreatedToken, CreateTokenRequest, TokenList, tokenView } from './schema
 import { createEnrollmentToken } from './tokens.ts';
 import { EnrollmentTokensRepository } from './tokens-repository.ts';
 
+/** What an admin pastes on a server: the token goes on standard input, so it is in no process list or shell history. */
+export function enrollCommand(publicUrl: string): string {
+  return `guard-agent enroll --url ${publicUrl} --token -`;
+}
+
 export const enrollmentRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
   const tokens = new EnrollmentTokensRepository(deps.db);
 
@@ -49,7 +54,10 @@ export const enrollmentRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, 
         expiresInSeconds: req.body.expires_in_seconds,
         maxUses: req.body.max_uses,
       });
-      return reply.code(201).send({ ...tokenView(row), token });
+      return reply
+        .code(201)
+        .header('cache-control', 'no-store')
+        .send({ ...tokenView(row), token, enroll_command: enrollCommand(deps.publicUrl()) });
     },
   );
 

@@ -22,7 +22,14 @@ export const TokenView = Type.Object({
   created_at: Type.String(),
 });
 
-export const CreatedToken = Type.Object({ ...TokenView.properties, token: Type.String({ description: 'shown once' }) });
+export const CreatedToken = Type.Object({
+  ...TokenView.properties,
+  token: Type.String({ description: 'shown once' }),
+  enroll_command: Type.String({
+    description: 'the command to run on a server, with the token given on its standard input (never in argv)',
+    examples: ['guard-agent enroll --url https://guard.example.com --token -'],
+  }),
+});
 
 export const TokenList = Type.Object({ tokens: Type.Array(TokenView) });
 

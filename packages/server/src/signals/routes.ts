@@ -12,6 +12,9 @@ import { CreatedSignal, CreateSignal, SignalList, SignalListQuery, SignalView, s
 import { signalFromAgent } from './signal-from-agent.ts';
 import { SignalsRepository } from './signals-repository.ts';
 
+/** An RFC 3339 time in the stored form (toISOString), so that text order is time order. */
+const instant = (t: string | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
+
 export const signalRoutes: FastifyPluginAsyncTypebox<AppDeps & { wakeDeliveries: () => void }> = async (app, deps) => {
   const signals = new SignalsRepository(deps.db);
 
@@ -40,7 +43,9 @@ export const signalRoutes: FastifyPluginAsyncTypebox<AppDeps & { wakeDeliveries:
     {
       schema: {
         tags: ['signals'],
-        summary: "List the tenant's signals, newest first",
+        summary:
+          "List the tenant's signals, newest received first, filtered by severity, type, server and time " +
+          '(keyset paging: pass next_before as before)',
         querystring: SignalListQuery,
         response: { 200: SignalList, ...ErrorResponses },
       },
@@ -48,7 +53,16 @@ export const signalRoutes: FastifyPluginAsyncTypebox<AppDeps & { wakeDeliveries:
     async (req) => {
       const user = requireTenantUser(req, ['admin', 'member']);
       const limit = req.query.limit ?? 50;
-      const rows = await signals.list(user.tenantId, { limit, before: parseBefore(req.query.before) });
+      const q = req.query;
+      const rows = await signals.list(user.tenantId, {
+        limit,
+        before: parseBefore(q.before),
+        severityMin: q.severity_min,
+        signalType: q.signal_type,
+        serverId: q.server_id,
+        since: instant(q.since),
+        until: instant(q.until),
+      });
       return { signals: rows.map(signalView), next_before: nextBefore(rows, limit, (s) => [s.received_at, s.id]) };
     },
   );

@@ -41,9 +41,17 @@ export const SignalView = Type.Object({
 });
 
 export const SignalListQuery = Type.Object({
+  severity_min: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 5, description: 'only signals of this severity or higher' }),
+  ),
+  signal_type: Type.Optional(Type.String({ maxLength: 100 })),
+  server_id: Type.Optional(Type.String({ maxLength: 200 })),
+  since: Type.Optional(Type.String({ format: 'date-time', description: 'received at or after this time' })),
+  until: Type.Optional(Type.String({ format: 'date-time', description: 'received before this time' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
   before: Type.Optional(BeforeParam),
 });
+export type SignalListQuery = Static<typeof SignalListQuery>;
 
 export const SignalList = Type.Object({
   signals: Type.Array(SignalView),

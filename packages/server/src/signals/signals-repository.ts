@@ -4,6 +4,15 @@
 import type { Db, SignalTable } from '../db/index.ts';
 import { beforeFilter, type PageRequest } from '../pagination.ts';
 
+/** Filters of the console's signal list; times are toISOString() forms (stored timestamps compare as text). */
+export interface SignalFilter {
+  severityMin?: number;
+  signalType?: string;
+  serverId?: string;
+  since?: string;
+  until?: string;
+}
+
 export class SignalsRepository {
   readonly #db: Db;
 
@@ -11,8 +20,8 @@ export class SignalsRepository {
     this.#db = db;
   }
 
-  /** Real signals, newest received first; test events of endpoints are left out. */
-  async list(tenantId: string, page: PageRequest): Promise<SignalTable[]> {
+  /** Real signals, newest received first, filtered; test events of endpoints are left out. */
+  async list(tenantId: string, page: PageRequest & SignalFilter): Promise<SignalTable[]> {
     let query = this.#db
       .selectFrom('signals')
       .selectAll()
@@ -22,6 +31,11 @@ export class SignalsRepository {
       .orderBy('id', 'desc')
       .limit(page.limit);
     if (page.before) query = query.where(beforeFilter('received_at', 'id', page.before));
+    if (page.severityMin !== undefined) query = query.where('severity', '>=', page.severityMin);
+    if (page.signalType !== undefined) query = query.where('signal_type', '=', page.signalType);
+    if (page.serverId !== undefined) query = query.where('server_id', '=', page.serverId);
+    if (page.since !== undefined) query = query.where('received_at', '>=', page.since);
+    if (page.until !== undefined) query = query.where('received_at', '<', page.until);
     return query.execute();
   }
 

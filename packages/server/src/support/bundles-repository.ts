@@ -1,12 +1,21 @@
 // Registered bundles. Agents register into their own tenant; people read their tenant's,
 // support staff every tenant's (tenantId null: the caller checked that role).
 
+import { sql } from 'kysely';
 import type { BundleTable, Db } from '../db/index.ts';
 import { isUniqueViolation } from '../errors.ts';
 import { beforeFilter, type PageRequest } from '../pagination.ts';
 
 /** A bundle with the hostname its agent reported at enrolment. */
 export type BundleWithHost = BundleTable & { hostname: string };
+
+/** Filters of the console's bundle list; times in toISOString() form. */
+export interface BundleFilter {
+  agentId?: string;
+  trigger?: string;
+  since?: string;
+  until?: string;
+}
 
 export class BundlesRepository {
   readonly #db: Db;
@@ -57,10 +66,16 @@ export class BundlesRepository {
     }
   }
 
-  /** Newest uploaded first; tenantId null lists every tenant's. */
-  async list(tenantId: string | null, page: PageRequest): Promise<BundleWithHost[]> {
+  /** Newest uploaded first, filtered; tenantId null lists every tenant's. */
+  async list(tenantId: string | null, page: PageRequest & BundleFilter): Promise<BundleWithHost[]> {
     let query = this.#withHost().orderBy('bundles.uploaded_at', 'desc').orderBy('bundles.id', 'desc').limit(page.limit);
     if (tenantId !== null) query = query.where('bundles.tenant_id', '=', tenantId);
+    if (page.agentId !== undefined) query = query.where('bundles.agent_id', '=', page.agentId);
+    // The trigger lives in the stored manifest (a bundle's own record of itself).
+    if (page.trigger !== undefined)
+      query = query.where(sql<string>`json_extract(bundles.manifest, '$.trigger')`, '=', page.trigger);
+    if (page.since !== undefined) query = query.where('bundles.uploaded_at', '>=', page.since);
+    if (page.until !== undefined) query = query.where('bundles.uploaded_at', '<', page.until);
     if (page.before) query = query.where(beforeFilter('bundles.uploaded_at', 'bundles.id', page.before));
     return query.execute();
   }

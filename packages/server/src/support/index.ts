@@ -1,4 +1,3 @@
 // Support bundles: intake from agents (presign, register) and reads for support staff and
 // the tenant's people, every read audited.
-export { type AuditAction, audit } from './audit.ts';
 export { supportRoutes } from './routes.ts';

@@ -11,6 +11,8 @@ export interface WebhookContext {
   /** --webhook-allow-private: endpoint URLs may name loopback and private addresses. */
   allowPrivate: boolean;
   now: () => Date;
+  /** Base of console links in envelopes (--public-url): an attempt's request is rebuilt with it. */
+  consoleBaseUrl: () => string;
   /** Writes a test event's signal with its one delivery. */
   outbox: AppDeps['outbox'];
   /** Tells the worker a delivery is due now. */

@@ -2,8 +2,9 @@
 // deliveries (outbox), claiming and recording outcomes belong to the delivery machinery
 // (signals/outbox.ts, worker.ts).
 
-import type { Db, DeliveryState, WebhookAttemptTable, WebhookDeliveryTable } from '../db/index.ts';
+import type { Db, DeliveryState, SignalTable, WebhookAttemptTable, WebhookDeliveryTable } from '../db/index.ts';
 import { beforeFilter, type PageRequest } from '../pagination.ts';
+import { type DeliveryStatus, statusCondition } from './delivery-status.ts';
 
 export type AttemptRecord = Pick<
   WebhookAttemptTable,
@@ -17,11 +18,11 @@ export class DeliveriesRepository {
     this.#db = db;
   }
 
-  /** An endpoint's deliveries, newest first, optionally only those in one state. */
+  /** An endpoint's deliveries, newest first, optionally only those in one state or of one status word. */
   async listForEndpoint(
     tenantId: string,
     endpointId: string,
-    filter: PageRequest & { state: DeliveryState | undefined },
+    filter: PageRequest & { state: DeliveryState | undefined; status?: DeliveryStatus },
   ): Promise<WebhookDeliveryTable[]> {
     let query = this.#db
       .selectFrom('webhook_deliveries')
@@ -32,6 +33,11 @@ export class DeliveriesRepository {
       .orderBy('id', 'desc')
       .limit(filter.limit);
     if (filter.state) query = query.where('state', '=', filter.state);
+    if (filter.status) {
+      const c = statusCondition(filter.status);
+      query = query.where('state', 'in', c.states);
+      if (c.attempted !== undefined) query = query.where('attempts', c.attempted ? '>' : '=', 0);
+    }
     if (filter.before) query = query.where(beforeFilter('created_at', 'id', filter.before));
     return query.execute();
   }
@@ -42,6 +48,56 @@ export class DeliveriesRepository {
       .selectAll()
       .where('id', '=', id)
       .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+  }
+
+  /** The endpoint's newest delivery (the endpoints list shows its status and time). */
+  async newestForEndpoint(tenantId: string, endpointId: string): Promise<WebhookDeliveryTable | undefined> {
+    return this.#db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('endpoint_id', '=', endpointId)
+      .where('tenant_id', '=', tenantId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  /** A signal's deliveries, one per endpoint, with the endpoint's name; in endpoint name order. */
+  async listForSignal(tenantId: string, signalId: string) {
+    return this.#db
+      .selectFrom('webhook_deliveries')
+      .innerJoin('webhook_endpoints', 'webhook_endpoints.id', 'webhook_deliveries.endpoint_id')
+      .selectAll('webhook_deliveries')
+      .select('webhook_endpoints.name as endpoint_name')
+      .where('webhook_deliveries.signal_id', '=', signalId)
+      .where('webhook_deliveries.tenant_id', '=', tenantId)
+      .orderBy('webhook_endpoints.name')
+      .orderBy('webhook_endpoints.id')
+      .execute();
+  }
+
+  /** The signal a delivery carries (the attempt view rebuilds its request from it). */
+  async signal(tenantId: string, id: string): Promise<SignalTable | undefined> {
+    return this.#db
+      .selectFrom('signals')
+      .selectAll()
+      .where('id', '=', id)
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+  }
+
+  /** Attempt `n` of a delivery (the last recorded, should a lost lease have sent it twice). */
+  async attempt(tenantId: string, deliveryId: string, n: number): Promise<AttemptRecord | undefined> {
+    return this.#db
+      .selectFrom('webhook_attempts')
+      .select(['attempt', 'started_at', 'duration_ms', 'status', 'error', 'response_excerpt'])
+      .where('delivery_id', '=', deliveryId)
+      .where('tenant_id', '=', tenantId)
+      .where('attempt', '=', n)
+      .orderBy('started_at', 'desc')
+      .limit(1)
       .executeTakeFirst();
   }
 

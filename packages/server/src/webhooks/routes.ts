@@ -2,7 +2,7 @@
 // router per resource:
 //   endpoints/    POST, GET /v1/webhooks/endpoints; GET, PATCH, DELETE …/{id}; POST …/{id}/test
 //   deliveries/   GET /v1/webhooks/endpoints/{id}/deliveries; GET /v1/webhooks/deliveries/{id};
-//                 POST …/{id}/redeliver
+//                 GET …/{id}/attempts/{n}; POST …/{id}/redeliver; GET /v1/signals/{id}/deliveries
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../deps.ts';
@@ -19,6 +19,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps & { wakeDeliveries
     secretKey: deps.masterKey.derive('webhook-secrets'),
     allowPrivate: deps.config.webhookAllowPrivate,
     now: deps.now,
+    consoleBaseUrl: deps.publicUrl,
     outbox: deps.outbox,
     wakeDeliveries: deps.wakeDeliveries,
   };

@@ -2,27 +2,32 @@
 // and members read their own. Every read is audited before the data is returned.
 
 import type { Readable } from 'node:stream';
+import type { Static } from 'typebox';
+import { audit } from '../../audit/index.ts';
 import type { UserPrincipal } from '../../auth/index.ts';
 import { ApiError, notFound } from '../../errors.ts';
 import { nextBefore, parseBefore } from '../../pagination.ts';
-import { audit } from '../audit.ts';
 import type { BundleWithHost } from '../bundles-repository.ts';
 import type { SupportContext } from '../context.ts';
-import { bundleSummary } from './schemas.ts';
+import { type BundleListQuery, bundleSummary } from './schemas.ts';
 
 /** The tenant a reader's query is scoped to; null (every tenant) only for support staff. */
 function readerScope(user: UserPrincipal, tenantFilter?: string): string | null {
   return user.role === 'support' ? (tenantFilter ?? null) : user.tenantId;
 }
 
-export async function listBundles(
-  ctx: SupportContext,
-  user: UserPrincipal,
-  query: { tenant_id?: string; limit?: number; before?: string },
-) {
+export async function listBundles(ctx: SupportContext, user: UserPrincipal, query: Static<typeof BundleListQuery>) {
   const tenantId = readerScope(user, query.tenant_id);
   const limit = query.limit ?? 50;
-  const rows = await ctx.bundles.list(tenantId, { limit, before: parseBefore(query.before) });
+  const instant = (t: string | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
+  const rows = await ctx.bundles.list(tenantId, {
+    limit,
+    before: parseBefore(query.before),
+    agentId: query.agent_id,
+    trigger: query.trigger,
+    since: instant(query.since),
+    until: instant(query.until),
+  });
   await audit(ctx, user, 'bundle.list', tenantId ?? '*', tenantId);
   return {
     bundles: rows.map(bundleSummary),

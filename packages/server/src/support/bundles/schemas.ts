@@ -39,7 +39,13 @@ export const BundleDetail = Type.Object({
 });
 
 export const BundleListQuery = Type.Object({
-  tenant_id: Type.Optional(Type.String({ maxLength: 64 })),
+  tenant_id: Type.Optional(
+    Type.String({ maxLength: 64, description: "support staff only; admins and members read their own tenant's" }),
+  ),
+  agent_id: Type.Optional(Type.String({ maxLength: 64, description: 'the server (agent) that uploaded it' })),
+  trigger: Type.Optional(Type.Union([Type.Literal('cli'), Type.Literal('console_push')])),
+  since: Type.Optional(Type.String({ format: 'date-time', description: 'uploaded at or after this time' })),
+  until: Type.Optional(Type.String({ format: 'date-time', description: 'uploaded before this time' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
   before: Type.Optional(BeforeParam),
 });

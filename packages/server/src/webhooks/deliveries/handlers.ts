@@ -5,7 +5,11 @@ import type { WebhookDeliveryTable } from '../../db/index.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import { nextBefore, parseBefore } from '../../pagination.ts';
 import type { WebhookContext } from '../context.ts';
+import { deliveryStatus } from '../delivery-status.ts';
+import { maskHeaders, openHeaders } from '../endpoint-headers.ts';
 import { findEndpoint } from '../endpoints/crud.ts';
+import { buildAttempt } from '../envelope.ts';
+import { open } from '../secret-box.ts';
 import { type DeliveryListQuery, type DeliveryView, deliveryView } from './schemas.ts';
 
 async function findDelivery(ctx: WebhookContext, tenantId: string, id: string): Promise<WebhookDeliveryTable> {
@@ -19,6 +23,7 @@ export async function listDeliveries(ctx: WebhookContext, user: TenantUser, endp
   const limit = q.limit ?? 50;
   const rows = await ctx.deliveries.listForEndpoint(endpoint.tenant_id, endpoint.id, {
     state: q.state,
+    status: q.status,
     limit,
     before: parseBefore(q.before),
   });
@@ -39,4 +44,49 @@ export async function redeliver(ctx: WebhookContext, user: TenantUser, id: strin
   const changes = await ctx.deliveries.redeliver(user.tenantId, d.id, ctx.now().toISOString());
   ctx.wakeDeliveries();
   return deliveryView({ ...d, ...changes });
+}
+
+/** A signal's delivery to each endpoint (the signal page of the console). */
+export async function signalDeliveries(ctx: WebhookContext, user: TenantUser, signalId: string) {
+  if (!(await ctx.deliveries.signal(user.tenantId, signalId))) throw notFound('signal');
+  const rows = await ctx.deliveries.listForSignal(user.tenantId, signalId);
+  return {
+    deliveries: rows.map((d) => ({
+      endpoint_id: d.endpoint_id,
+      endpoint_name: d.endpoint_name,
+      delivery_id: d.id,
+      status: deliveryStatus(d),
+      state: d.state,
+      attempts: d.attempts,
+      last_status: d.last_status,
+      last_error: d.last_error,
+      completed_at: d.completed_at,
+      next_attempt_at: d.state === 'pending' ? d.next_attempt_at : null,
+    })),
+  };
+}
+
+/**
+ * One attempt with the request as it was sent. Not stored: buildAttempt is deterministic for a
+ * send time, so the body and its signature are rebuilt from the signal, the delivery and the
+ * attempt's started_at (the time the worker stamped on it). URL and custom headers are the
+ * endpoint's current ones; their values are masked for members, as on the endpoint view.
+ */
+export async function showAttempt(ctx: WebhookContext, user: TenantUser, id: string, n: number) {
+  const d = await findDelivery(ctx, user.tenantId, id);
+  const attempt = await ctx.deliveries.attempt(user.tenantId, d.id, n);
+  if (!attempt) throw notFound('attempt');
+  const signal = await ctx.deliveries.signal(user.tenantId, d.signal_id);
+  if (!signal) throw notFound('signal');
+  const endpoint = await findEndpoint(ctx, user.tenantId, d.endpoint_id);
+  const custom = openHeaders(ctx.secretKey, endpoint.id, endpoint.headers);
+  const secret = open(ctx.secretKey, endpoint.secret_sealed, endpoint.id);
+  const sent = buildAttempt(signal, d, { secret, headers: custom }, ctx.consoleBaseUrl(), new Date(attempt.started_at));
+  const headers = user.role === 'admin' ? sent.headers : { ...sent.headers, ...maskHeaders(custom) };
+  return {
+    delivery_id: d.id,
+    endpoint_id: d.endpoint_id,
+    ...attempt,
+    request: { method: 'POST' as const, url: endpoint.url, headers, body: sent.body },
+  };
 }

@@ -5,8 +5,16 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireTenantUser } from '../../auth/index.ts';
 import { ErrorResponses, IdParams } from '../../route-schemas.ts';
 import type { WebhookContext } from '../context.ts';
-import { listDeliveries, redeliver, showDelivery } from './handlers.ts';
-import { DeliveryDetail, DeliveryList, DeliveryListQuery, DeliveryView } from './schemas.ts';
+import { listDeliveries, redeliver, showAttempt, showDelivery, signalDeliveries } from './handlers.ts';
+import {
+  AttemptDetail,
+  AttemptParams,
+  DeliveryDetail,
+  DeliveryList,
+  DeliveryListQuery,
+  DeliveryView,
+  SignalDeliveries,
+} from './schemas.ts';
 
 export const deliveryRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (app, ctx) => {
   app.get(
@@ -14,7 +22,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
     {
       schema: {
         tags: ['webhooks'],
-        summary: "An endpoint's deliveries, newest first",
+        summary: "An endpoint's deliveries, newest first; filter by console status word (status) or stored state",
         params: IdParams,
         querystring: DeliveryListQuery,
         response: { 200: DeliveryList, ...ErrorResponses },
@@ -34,6 +42,34 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
       },
     },
     async (req) => showDelivery(ctx, requireTenantUser(req, ['admin', 'member']), req.params.id),
+  );
+
+  app.get(
+    '/v1/webhooks/deliveries/:id/attempts/:n',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary:
+          'One attempt: the request as sent (headers with Guard-Signature, body) and the response or error. ' +
+          'Custom header values are masked for members',
+        params: AttemptParams,
+        response: { 200: AttemptDetail, ...ErrorResponses },
+      },
+    },
+    async (req) => showAttempt(ctx, requireTenantUser(req, ['admin', 'member']), req.params.id, req.params.n),
+  );
+
+  app.get(
+    '/v1/signals/:id/deliveries',
+    {
+      schema: {
+        tags: ['signals'],
+        summary: "A signal's delivery to each endpoint, with the console status word",
+        params: IdParams,
+        response: { 200: SignalDeliveries, ...ErrorResponses },
+      },
+    },
+    async (req) => signalDeliveries(ctx, requireTenantUser(req, ['admin', 'member']), req.params.id),
   );
 
   app.post(

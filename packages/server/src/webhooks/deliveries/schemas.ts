@@ -3,6 +3,16 @@
 import { type Static, Type } from 'typebox';
 import type { WebhookDeliveryTable } from '../../db/index.ts';
 import { BeforeParam } from '../../pagination.ts';
+import { deliveryStatus } from '../delivery-status.ts';
+
+/** The console's status word (delivery-status.ts). */
+export const DeliveryStatusWord = Type.Union(
+  [Type.Literal('succeeded'), Type.Literal('pending'), Type.Literal('retrying'), Type.Literal('failed')],
+  {
+    description:
+      'succeeded; pending (no attempt finished yet); retrying (an attempt failed, another is scheduled); failed (given up)',
+  },
+);
 
 const AttemptView = Type.Object({
   attempt: Type.Integer(),
@@ -18,6 +28,7 @@ export const DeliveryView = Type.Object({
   endpoint_id: Type.String(),
   signal_id: Type.String(),
   state: Type.String({ description: 'pending, delivering, succeeded or failed' }),
+  status: DeliveryStatusWord,
   attempts: Type.Integer(),
   next_attempt_at: Type.Union([Type.String(), Type.Null()]),
   last_status: Type.Union([Type.Integer(), Type.Null()]),
@@ -30,6 +41,7 @@ export type DeliveryView = Static<typeof DeliveryView>;
 export const DeliveryDetail = Type.Object({ ...DeliveryView.properties, attempt_log: Type.Array(AttemptView) });
 
 export const DeliveryListQuery = Type.Object({
+  status: Type.Optional(DeliveryStatusWord),
   state: Type.Optional(
     Type.Union([
       Type.Literal('pending'),
@@ -54,6 +66,7 @@ export function deliveryView(d: WebhookDeliveryTable): DeliveryView {
     endpoint_id: d.endpoint_id,
     signal_id: d.signal_id,
     state: d.state,
+    status: deliveryStatus(d),
     attempts: d.attempts,
     next_attempt_at: d.state === 'pending' ? d.next_attempt_at : null,
     last_status: d.last_status,
@@ -62,3 +75,44 @@ export function deliveryView(d: WebhookDeliveryTable): DeliveryView {
     completed_at: d.completed_at,
   };
 }
+
+export const AttemptParams = Type.Object({
+  id: Type.String({ maxLength: 64 }),
+  n: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'the attempt number, from 1' }),
+});
+
+export const AttemptDetail = Type.Object({
+  delivery_id: Type.String(),
+  endpoint_id: Type.String(),
+  ...AttemptView.properties,
+  request: Type.Object(
+    {
+      method: Type.Literal('POST'),
+      url: Type.String(),
+      headers: Type.Record(Type.String(), Type.String(), {
+        description: 'with Guard-Signature; custom header values masked (••••) for members',
+      }),
+      body: Type.String({ description: 'the exact bytes signed and sent' }),
+    },
+    {
+      description:
+        "rebuilt from the signal, the delivery and the attempt's start time (the body is deterministic for a " +
+        "send time); the URL and custom headers are the endpoint's current ones",
+    },
+  ),
+});
+
+export const SignalDelivery = Type.Object({
+  endpoint_id: Type.String(),
+  endpoint_name: Type.String(),
+  delivery_id: Type.String(),
+  status: DeliveryStatusWord,
+  state: Type.String(),
+  attempts: Type.Integer(),
+  last_status: Type.Union([Type.Integer(), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  completed_at: Type.Union([Type.String(), Type.Null()]),
+  next_attempt_at: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const SignalDeliveries = Type.Object({ deliveries: Type.Array(SignalDelivery) });

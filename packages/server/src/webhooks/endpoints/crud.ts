@@ -19,8 +19,9 @@ export async function findEndpoint(ctx: WebhookContext, tenantId: string, id: st
   return row;
 }
 
-function view(ctx: WebhookContext, e: WebhookEndpointTable, user: TenantUser): EndpointView {
-  return endpointView(e, openHeaders(ctx.secretKey, e.id, e.headers), user.role);
+async function view(ctx: WebhookContext, e: WebhookEndpointTable, user: TenantUser): Promise<EndpointView> {
+  const newest = await ctx.deliveries.newestForEndpoint(user.tenantId, e.id);
+  return endpointView(e, openHeaders(ctx.secretKey, e.id, e.headers), user.role, newest);
 }
 
 /** The rules JSON Schema cannot say: an https URL to an allowed address, well-formed headers. */
@@ -54,12 +55,12 @@ export async function createEndpoint(ctx: WebhookContext, user: TenantUser, body
     created_at: now,
     updated_at: now,
   });
-  return { ...endpointView(row, body.headers ?? {}, user.role), secret };
+  return { ...endpointView(row, body.headers ?? {}, user.role, undefined), secret };
 }
 
 export async function listEndpoints(ctx: WebhookContext, user: TenantUser) {
   const rows = await ctx.endpoints.list(user.tenantId);
-  return { endpoints: rows.map((e) => view(ctx, e, user)) };
+  return { endpoints: await Promise.all(rows.map((e) => view(ctx, e, user))) };
 }
 
 export async function showEndpoint(ctx: WebhookContext, user: TenantUser, id: string): Promise<EndpointView> {

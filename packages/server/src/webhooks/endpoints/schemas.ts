@@ -1,7 +1,9 @@
 // Request and response schemas of the endpoint routes, and what a user sees of an endpoint.
 
 import { type Static, Type } from 'typebox';
-import type { Role, WebhookEndpointTable } from '../../db/index.ts';
+import type { Role, WebhookDeliveryTable, WebhookEndpointTable } from '../../db/index.ts';
+import { DeliveryStatusWord } from '../deliveries/schemas.ts';
+import { deliveryStatus } from '../delivery-status.ts';
 import { MASKED_HEADER_VALUE, maskHeaders } from '../endpoint-headers.ts';
 import { HEADERS_MAX_COUNT, NAME_MAX_LENGTH, URL_MAX_LENGTH } from '../endpoint-rules.ts';
 
@@ -41,6 +43,18 @@ export const EndpointView = Type.Object({
   enabled: Type.Boolean(),
   disabled_reason: Type.Union([Type.String(), Type.Null()]),
   failing_since: Type.Union([Type.String(), Type.Null()]),
+  last_delivery: Type.Union(
+    [
+      Type.Object({
+        id: Type.String(),
+        status: DeliveryStatusWord,
+        at: Type.String({ description: 'when it completed, or, while it is open, when it was created' }),
+        last_status: Type.Union([Type.Integer(), Type.Null()]),
+      }),
+      Type.Null(),
+    ],
+    { description: "the endpoint's newest delivery, or null before the first" },
+  ),
   created_at: Type.String(),
   updated_at: Type.String(),
 });
@@ -56,7 +70,12 @@ export const EndpointList = Type.Object({ endpoints: Type.Array(EndpointView) })
 export const TestEventSent = Type.Object({ signal_id: Type.String(), delivery_id: Type.String() });
 
 /** `headers` are the real values for an admin, masked for anyone else. */
-export function endpointView(e: WebhookEndpointTable, headers: Record<string, string>, role: Role): EndpointView {
+export function endpointView(
+  e: WebhookEndpointTable,
+  headers: Record<string, string>,
+  role: Role,
+  newest: WebhookDeliveryTable | undefined,
+): EndpointView {
   return {
     id: e.id,
     name: e.name,
@@ -65,6 +84,14 @@ export function endpointView(e: WebhookEndpointTable, headers: Record<string, st
     enabled: e.enabled === 1,
     disabled_reason: e.disabled_reason,
     failing_since: e.failing_since,
+    last_delivery: newest
+      ? {
+          id: newest.id,
+          status: deliveryStatus(newest),
+          at: newest.completed_at ?? newest.created_at,
+          last_status: newest.last_status,
+        }
+      : null,
     created_at: e.created_at,
     updated_at: e.updated_at,
   };

@@ -1,0 +1,41 @@
+// The audit log: who read or changed what, and when (docs/security.md).
+
+import type { Kysely } from 'kysely';
+import { newId, type UserPrincipal } from '../auth/index.ts';
+import type { Database } from '../db/index.ts';
+
+export type AuditAction =
+  | 'bundle.list'
+  | 'bundle.show'
+  | 'bundle.download'
+  | 'agent.revoke'
+  | 'user.create'
+  | 'user.role'
+  | 'user.delete'
+  | 'user.password_link';
+
+/**
+ * Every support read is written here before the data is returned; so is every agent key
+ * revocation and every change an admin makes to the tenant's users. `db` may be a
+ * transaction: the record then stands or falls with the change it records.
+ */
+export async function audit(
+  deps: { db: Kysely<Database>; now: () => Date },
+  who: UserPrincipal,
+  action: AuditAction,
+  target: string,
+  tenantId: string | null,
+): Promise<void> {
+  await deps.db
+    .insertInto('audit_log')
+    .values({
+      id: newId('au'),
+      at: deps.now().toISOString(),
+      actor_id: who.userId,
+      actor_role: who.role,
+      tenant_id: tenantId,
+      action,
+      target,
+    })
+    .execute();
+}

@@ -1,0 +1,137 @@
+// What proves a person is who they say, as stored: their password hash (users), their API
+// tokens and their one-time set-password links. Tokens and links are stored as SHA-256 only.
+
+import type { Kysely } from 'kysely';
+import type { ApiTokenTable, Database, Db, PasswordLinkTable, Role } from '../db/index.ts';
+
+export interface Account {
+  id: string;
+  tenant_id: string | null;
+  role: Role;
+  email: string;
+  password_hash: string;
+}
+
+export class CredentialsRepository {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  async accountByEmail(email: string): Promise<Account | undefined> {
+    return this.#db
+      .selectFrom('users')
+      .select(['id', 'tenant_id', 'role', 'email', 'password_hash'])
+      .where('email', '=', email)
+      .executeTakeFirst();
+  }
+
+  async accountById(id: string): Promise<Account | undefined> {
+    return this.#db
+      .selectFrom('users')
+      .select(['id', 'tenant_id', 'role', 'email', 'password_hash'])
+      .where('id', '=', id)
+      .executeTakeFirst();
+  }
+
+  async signedIn(userId: string, at: string): Promise<void> {
+    await this.#db.updateTable('users').set({ last_login_at: at }).where('id', '=', userId).execute();
+  }
+
+  /** Sets the password and revokes the user's sessions but `keepSessionId`, in one transaction. */
+  async setPassword(userId: string, passwordHash: string, at: string, keepSessionId?: string): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
+      let sessions = trx
+        .updateTable('sessions')
+        .set({ revoked_at: at })
+        .where('user_id', '=', userId)
+        .where('revoked_at', 'is', null);
+      if (keepSessionId !== undefined) sessions = sessions.where('id', '!=', keepSessionId);
+      await sessions.execute();
+    });
+  }
+
+  // --- API tokens ------------------------------------------------------------------------
+
+  async insertToken(row: ApiTokenTable): Promise<void> {
+    await this.#db.insertInto('api_tokens').values(row).execute();
+  }
+
+  /** The user's tokens not revoked, newest first. */
+  async listTokens(userId: string): Promise<ApiTokenTable[]> {
+    return this.#db
+      .selectFrom('api_tokens')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+  }
+
+  /** False when the user has no such token not yet revoked. */
+  async revokeToken(userId: string, id: string, at: string): Promise<boolean> {
+    const r = await this.#db
+      .updateTable('api_tokens')
+      .set({ revoked_at: at })
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  // --- set-password links ----------------------------------------------------------------
+
+  async linkByTokenHash(tokenHash: string): Promise<(PasswordLinkTable & { email: string }) | undefined> {
+    return this.#db
+      .selectFrom('password_links')
+      .innerJoin('users', 'users.id', 'password_links.user_id')
+      .selectAll('password_links')
+      .select('users.email')
+      .where('password_links.token_hash', '=', tokenHash)
+      .executeTakeFirst();
+  }
+
+  /**
+   * Uses the link (once: a conditional update, so two concurrent uses cannot both win), sets
+   * the password and revokes the user's sessions, in one transaction. False when the link is
+   * unknown, used or expired at `at`.
+   */
+  async useLink(tokenHash: string, passwordHash: string, at: string): Promise<boolean> {
+    return this.#db.transaction().execute(async (trx) => {
+      const used = await trx
+        .updateTable('password_links')
+        .set({ used_at: at })
+        .where('token_hash', '=', tokenHash)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', at)
+        .returning('user_id')
+        .executeTakeFirst();
+      if (!used) return false;
+      await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', used.user_id).execute();
+      await trx
+        .updateTable('sessions')
+        .set({ revoked_at: at })
+        .where('user_id', '=', used.user_id)
+        .where('revoked_at', 'is', null)
+        .execute();
+      return true;
+    });
+  }
+}
+
+/** A new set-password link for the user; the user's earlier links stop working. */
+export async function insertPasswordLink(db: Kysely<Database>, row: PasswordLinkTable): Promise<void> {
+  await db.deleteFrom('password_links').where('user_id', '=', row.user_id).execute();
+  await db.insertInto('password_links').values(row).execute();
+}
+
+/** Deletes everything that signs the user in: sessions, API tokens, set-password links (a user being removed). */
+export async function deleteCredentialsOf(db: Kysely<Database>, userId: string): Promise<void> {
+  await db.deleteFrom('sessions').where('user_id', '=', userId).execute();
+  await db.deleteFrom('api_tokens').where('user_id', '=', userId).execute();
+  await db.deleteFrom('password_links').where('user_id', '=', userId).execute();
+}

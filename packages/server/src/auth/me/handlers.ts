@@ -1,0 +1,77 @@
+// A user's own sessions, password and personal API tokens.
+
+import { ApiError, notFound } from '../../errors.ts';
+import type { AuthContext } from '../context.ts';
+import type { UserPrincipal } from '../principal.ts';
+import { checkPassword, hashPassword, hashSecret, newId, newSecret } from '../secrets.ts';
+import { TooManyAttempts } from '../sessions/handlers.ts';
+
+export async function listSessions(ctx: AuthContext, user: UserPrincipal) {
+  const rows = await ctx.sessions.listLive(user.userId, ctx.now().toISOString());
+  return {
+    sessions: rows.map((s) => ({
+      id: s.id,
+      created_at: s.created_at,
+      last_seen_at: s.last_seen_at,
+      idle_expires_at: s.idle_expires_at,
+      expires_at: s.expires_at,
+      ip: s.ip,
+      user_agent: s.user_agent,
+      current: s.id === user.session?.id,
+    })),
+  };
+}
+
+/** Revokes one of the user's sessions; true when it was the one asking. */
+export async function revokeSession(ctx: AuthContext, user: UserPrincipal, id: string): Promise<boolean> {
+  if (!(await ctx.sessions.revoke(user.userId, id, ctx.now().toISOString()))) throw notFound('session');
+  return id === user.session?.id;
+}
+
+/**
+ * Changes the user's password; every other session ends (the one asking goes on). A wrong
+ * current password counts as a failed sign-in of the account (rate limits apply).
+ */
+export async function changePassword(
+  ctx: AuthContext,
+  user: UserPrincipal,
+  body: { current_password: string; new_password: string },
+  ip: string,
+): Promise<void> {
+  const retryAfter = ctx.limiter.retryAfterSeconds(user.email, ip, ctx.now());
+  if (retryAfter > 0) throw new TooManyAttempts(retryAfter);
+  const account = await ctx.credentials.accountById(user.userId);
+  if (!(await checkPassword(body.current_password, account?.password_hash))) {
+    ctx.limiter.failed(user.email, ip, ctx.now());
+    throw new ApiError(400, 'wrong_password', 'the current password is wrong');
+  }
+  await ctx.credentials.setPassword(
+    user.userId,
+    await hashPassword(body.new_password),
+    ctx.now().toISOString(),
+    user.session?.id,
+  );
+}
+
+export async function listTokens(ctx: AuthContext, user: UserPrincipal) {
+  const rows = await ctx.credentials.listTokens(user.userId);
+  return { tokens: rows.map((t) => ({ id: t.id, name: t.name, created_at: t.created_at })) };
+}
+
+export async function createToken(ctx: AuthContext, user: UserPrincipal, name: string) {
+  const token = newSecret('userToken');
+  const row = {
+    id: newId('tok'),
+    user_id: user.userId,
+    token_hash: hashSecret(token),
+    name,
+    created_at: ctx.now().toISOString(),
+    revoked_at: null,
+  };
+  await ctx.credentials.insertToken(row);
+  return { id: row.id, name: row.name, created_at: row.created_at, token };
+}
+
+export async function revokeToken(ctx: AuthContext, user: UserPrincipal, id: string): Promise<void> {
+  if (!(await ctx.credentials.revokeToken(user.userId, id, ctx.now().toISOString()))) throw notFound('API token');
+}

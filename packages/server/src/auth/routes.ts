@@ -1,0 +1,26 @@
+// Sign-in, sessions and each user's own account (docs/console.md). One router per resource:
+//   sessions/   /v1/auth/login, logout, session, password-links/{token}, set-password
+//   me/         /v1/me/sessions, /v1/me/password, /v1/me/tokens
+
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { AppDeps } from '../deps.ts';
+import type { AuthContext } from './context.ts';
+import { CredentialsRepository } from './credentials-repository.ts';
+import { LoginRateLimiter } from './login-rate-limit.ts';
+import { meRoutes } from './me/router.ts';
+import { sessionRoutes } from './sessions/router.ts';
+import { SessionsRepository } from './sessions-repository.ts';
+
+export const authRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
+  const ctx: AuthContext = {
+    sessions: new SessionsRepository(deps.db),
+    credentials: new CredentialsRepository(deps.db),
+    limiter: new LoginRateLimiter(),
+    lifetimes: deps.config.sessions,
+    csrfKey: deps.masterKey.derive('csrf'),
+    now: deps.now,
+    publicUrl: deps.publicUrl,
+  };
+  await app.register(sessionRoutes, ctx);
+  await app.register(meRoutes, ctx);
+};

@@ -1,0 +1,37 @@
+// The console's session cookie. One cookie with fixed attributes, so it is read and written
+// here in a few lines rather than through a cookie library: HttpOnly (scripts never see it),
+// SameSite=Strict (no other site's page sends it), Path=/ (the API and the console share it),
+// Secure when the public URL is https. The value is `gss_` + base64url: nothing to escape.
+
+export const SESSION_COOKIE = 'guard_session';
+
+const VALUE = /^gss_[A-Za-z0-9_-]{20,100}$/;
+
+/** The session token of a Cookie header, or undefined (absent, or not a token's shape). */
+export function readSessionCookie(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0 || part.slice(0, eq).trim() !== SESSION_COOKIE) continue;
+    const value = part.slice(eq + 1).trim();
+    if (VALUE.test(value)) return value;
+  }
+  return undefined;
+}
+
+function attributes(secure: boolean): string {
+  return `Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
+}
+
+/**
+ * Set-Cookie for a new session. No Max-Age: the browser keeps it until it is closed, and the
+ * server ends it by its idle and absolute expiry anyway.
+ */
+export function sessionCookie(token: string, secure: boolean): string {
+  return `${SESSION_COOKIE}=${token}; ${attributes(secure)}`;
+}
+
+/** Set-Cookie that removes the cookie (sign-out, a session revoked or expired). */
+export function clearedSessionCookie(secure: boolean): string {
+  return `${SESSION_COOKIE}=; Max-Age=0; ${attributes(secure)}`;
+}

@@ -1,0 +1,80 @@
+// Console sessions, as stored: the token's SHA-256, never the token. Every read and write is
+// scoped by the session's user (a user sees and revokes only their own sessions).
+
+import type { Db, Role, SessionTable } from '../db/index.ts';
+
+/** A session with the user it signs in: what each cookie-authenticated request resolves. */
+export interface ResolvedSession {
+  session: SessionTable;
+  user: { id: string; tenant_id: string | null; role: Role; email: string };
+}
+
+export class SessionsRepository {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  async insert(row: SessionTable): Promise<void> {
+    await this.#db.insertInto('sessions').values(row).execute();
+  }
+
+  /** The session with this token hash and its user (live or not: the caller judges). */
+  async findByTokenHash(tokenHash: string): Promise<ResolvedSession | undefined> {
+    const row = await this.#db
+      .selectFrom('sessions')
+      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .selectAll('sessions')
+      .select(['users.tenant_id', 'users.role', 'users.email'])
+      .where('sessions.token_hash', '=', tokenHash)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const { tenant_id, role, email, ...session } = row;
+    return { session, user: { id: session.user_id, tenant_id, role, email } };
+  }
+
+  async touch(id: string, changes: Pick<SessionTable, 'last_seen_at' | 'idle_expires_at'>): Promise<void> {
+    await this.#db.updateTable('sessions').set(changes).where('id', '=', id).execute();
+  }
+
+  /** The user's sessions that are neither revoked nor expired at `now`, newest first. */
+  async listLive(userId: string, now: string): Promise<SessionTable[]> {
+    return this.#db
+      .selectFrom('sessions')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .where('idle_expires_at', '>', now)
+      .where('expires_at', '>', now)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
+  }
+
+  /** False when the user has no such session not yet revoked. */
+  async revoke(userId: string, id: string, at: string): Promise<boolean> {
+    const r = await this.#db
+      .updateTable('sessions')
+      .set({ revoked_at: at })
+      .where('id', '=', id)
+      .where('user_id', '=', userId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Forgets the user's sessions that ended (expired or revoked) before `before`: run at each
+   * sign-in, so the table holds a user's recent sessions, not every one they ever had.
+   */
+  async deleteEndedOf(userId: string, before: string): Promise<void> {
+    await this.#db
+      .deleteFrom('sessions')
+      .where('user_id', '=', userId)
+      .where((eb) =>
+        eb.or([eb('expires_at', '<', before), eb('idle_expires_at', '<', before), eb('revoked_at', '<', before)]),
+      )
+      .execute();
+  }
+}

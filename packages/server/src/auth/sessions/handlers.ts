@@ -1,0 +1,111 @@
+// Sign-in, sign-out, the current session, and the use of a one-time set-password link.
+
+import type { Static } from 'typebox';
+import { ApiError, notFound, unauthorized } from '../../errors.ts';
+import type { AuthContext } from '../context.ts';
+import { csrfToken } from '../csrf.ts';
+import type { SessionRef, UserPrincipal } from '../principal.ts';
+import { checkPassword, hashPassword, hashSecret, newId, newSecret } from '../secrets.ts';
+import { newSessionTimes } from '../session-policy.ts';
+import type { SessionInfo } from './schemas.ts';
+
+type Info = Static<typeof SessionInfo>;
+
+/** Ended sessions are kept this long (for the user's own view), then dropped at their next sign-in. */
+const ENDED_SESSIONS_KEPT_MS = 30 * 86_400_000;
+
+/** Unknown email and wrong password get the same answer (and, through checkPassword, the same time). */
+const invalidCredentials = () => new ApiError(401, 'invalid_credentials', 'the email or the password is wrong');
+
+export class TooManyAttempts extends ApiError {
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds: number) {
+    super(429, 'too_many_attempts', `too many failed sign-ins: try again in ${retryAfterSeconds} s`);
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** Emails are compared without case or surrounding spaces. */
+export function normaliseEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+function sessionInfo(
+  ctx: AuthContext,
+  user: Pick<UserPrincipal, 'userId' | 'email' | 'role' | 'tenantId'>,
+  s: SessionRef,
+): Info {
+  return {
+    user: { id: user.userId, email: user.email, role: user.role, tenant_id: user.tenantId },
+    csrf_token: csrfToken(ctx.csrfKey, s.tokenHash),
+    expires_at: s.expiresAt,
+    idle_expires_at: s.idleExpiresAt,
+  };
+}
+
+export async function login(
+  ctx: AuthContext,
+  body: { email: string; password: string },
+  client: { ip: string; userAgent: string },
+): Promise<{ info: Info; token: string }> {
+  const email = normaliseEmail(body.email);
+  const retryAfter = ctx.limiter.retryAfterSeconds(email, client.ip, ctx.now());
+  if (retryAfter > 0) throw new TooManyAttempts(retryAfter);
+  const account = await ctx.credentials.accountByEmail(email);
+  if (!(await checkPassword(body.password, account?.password_hash)) || !account) {
+    ctx.limiter.failed(email, client.ip, ctx.now());
+    throw invalidCredentials();
+  }
+  ctx.limiter.succeeded(email);
+  const now = ctx.now();
+  const token = newSecret('sessionToken');
+  const tokenHash = hashSecret(token);
+  const times = newSessionTimes(now, ctx.lifetimes);
+  const id = newId('ses');
+  await ctx.sessions.insert({
+    id,
+    user_id: account.id,
+    token_hash: tokenHash,
+    created_at: now.toISOString(),
+    ...times,
+    revoked_at: null,
+    ip: client.ip.slice(0, 100),
+    user_agent: client.userAgent.slice(0, 300),
+  });
+  await ctx.credentials.signedIn(account.id, now.toISOString());
+  await ctx.sessions.deleteEndedOf(account.id, new Date(now.getTime() - ENDED_SESSIONS_KEPT_MS).toISOString());
+  const info = sessionInfo(
+    ctx,
+    { userId: account.id, email: account.email, role: account.role, tenantId: account.tenant_id },
+    { id, tokenHash, expiresAt: times.expires_at, idleExpiresAt: times.idle_expires_at },
+  );
+  return { info, token };
+}
+
+/** The session of a cookie-authenticated request; 401 for a bearer token (it has none). */
+export function currentSession(ctx: AuthContext, user: UserPrincipal | undefined): Info {
+  if (!user?.session) throw unauthorized('no console session: sign in');
+  return sessionInfo(ctx, user, user.session);
+}
+
+export async function logout(ctx: AuthContext, user: UserPrincipal | undefined): Promise<void> {
+  if (user?.session) await ctx.sessions.revoke(user.userId, user.session.id, ctx.now().toISOString());
+}
+
+const linkGone = () =>
+  new ApiError(410, 'link_expired', 'this set-password link was used or has expired: ask an admin for a new one');
+
+export async function checkPasswordLink(ctx: AuthContext, token: string) {
+  const link = await ctx.credentials.linkByTokenHash(hashSecret(token));
+  if (!link) throw notFound('set-password link');
+  if (link.used_at !== null || Date.parse(link.expires_at) <= ctx.now().getTime()) throw linkGone();
+  return { email: link.email, expires_at: link.expires_at };
+}
+
+export async function setPasswordWithLink(ctx: AuthContext, body: { token: string; password: string }): Promise<void> {
+  const tokenHash = hashSecret(body.token);
+  const link = await ctx.credentials.linkByTokenHash(tokenHash);
+  if (!link) throw notFound('set-password link');
+  const passwordHash = await hashPassword(body.password);
+  if (!(await ctx.credentials.useLink(tokenHash, passwordHash, ctx.now().toISOString()))) throw linkGone();
+}

@@ -1,0 +1,2 @@
+// A tenant's people, managed by its admins (DESIGN §7: the users API).
+export { userRoutes } from './routes.ts';

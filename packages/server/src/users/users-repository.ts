@@ -1,0 +1,135 @@
+// A tenant's people, as its admins manage them. Every change is written with its audit record
+// in one transaction; the last admin of a tenant can be neither demoted nor removed (checked
+// inside the transaction that would do it, so two admins demoting each other cannot both win).
+
+import type { Kysely } from 'kysely';
+import { audit } from '../audit/index.ts';
+import { deleteCredentialsOf, type IssuedLink, issuePasswordLink, type UserPrincipal } from '../auth/index.ts';
+import type { Database, Db, UserTable } from '../db/index.ts';
+import { isUniqueViolation } from '../errors.ts';
+
+export type TenantRole = 'admin' | 'member';
+
+export type UserChange = { done: true; user: UserTable } | { done: false; reason: 'not_found' | 'last_admin' };
+
+export interface ChangeBy {
+  actor: UserPrincipal;
+  at: Date;
+}
+
+export class UsersRepository {
+  readonly #db: Db;
+
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  /** Oldest first. */
+  async list(tenantId: string): Promise<UserTable[]> {
+    return this.#db
+      .selectFrom('users')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  }
+
+  async find(tenantId: string, id: string): Promise<UserTable | undefined> {
+    return this.#db
+      .selectFrom('users')
+      .selectAll()
+      .where('id', '=', id)
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+  }
+
+  /** Adds the user (no password yet) with a set-password link; undefined when the email is taken. */
+  async create(
+    tenantId: string,
+    user: Omit<UserTable, 'tenant_id'>,
+    link: { ttlMs: number; publicUrl: string },
+    by: ChangeBy,
+  ): Promise<{ user: UserTable; link: IssuedLink } | undefined> {
+    const row: UserTable = { ...user, tenant_id: tenantId };
+    try {
+      return await this.#db.transaction().execute(async (trx) => {
+        await trx.insertInto('users').values(row).execute();
+        const issued = await issuePasswordLink(trx, row.id, { now: by.at, ...link });
+        await audit({ db: trx, now: () => by.at }, by.actor, 'user.create', row.id, tenantId);
+        return { user: row, link: issued };
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) return undefined;
+      throw error;
+    }
+  }
+
+  async setRole(tenantId: string, id: string, role: TenantRole, by: ChangeBy): Promise<UserChange> {
+    return this.#db.transaction().execute(async (trx) => {
+      const user = await trx
+        .selectFrom('users')
+        .selectAll()
+        .where('id', '=', id)
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirst();
+      if (!user) return { done: false, reason: 'not_found' };
+      if (user.role === role) return { done: true, user };
+      if (user.role === 'admin' && (await this.#admins(trx, tenantId)) <= 1)
+        return { done: false, reason: 'last_admin' };
+      await trx.updateTable('users').set({ role }).where('id', '=', id).execute();
+      await audit({ db: trx, now: () => by.at }, by.actor, 'user.role', `${id}:${role}`, tenantId);
+      return { done: true, user: { ...user, role } };
+    });
+  }
+
+  /** Removes the user with everything that signs them in: sessions, API tokens, set-password links. */
+  async remove(tenantId: string, id: string, by: ChangeBy): Promise<UserChange> {
+    return this.#db.transaction().execute(async (trx) => {
+      const user = await trx
+        .selectFrom('users')
+        .selectAll()
+        .where('id', '=', id)
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirst();
+      if (!user) return { done: false, reason: 'not_found' };
+      if (user.role === 'admin' && (await this.#admins(trx, tenantId)) <= 1)
+        return { done: false, reason: 'last_admin' };
+      await deleteCredentialsOf(trx, id);
+      await trx.deleteFrom('users').where('id', '=', id).execute();
+      await audit({ db: trx, now: () => by.at }, by.actor, 'user.delete', id, tenantId);
+      return { done: true, user };
+    });
+  }
+
+  /** A new set-password link for the user (their earlier links stop working). */
+  async newPasswordLink(
+    tenantId: string,
+    id: string,
+    link: { ttlMs: number; publicUrl: string },
+    by: ChangeBy,
+  ): Promise<IssuedLink | undefined> {
+    return this.#db.transaction().execute(async (trx) => {
+      const user = await trx
+        .selectFrom('users')
+        .select('id')
+        .where('id', '=', id)
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirst();
+      if (!user) return undefined;
+      const issued = await issuePasswordLink(trx, id, { now: by.at, ...link });
+      await audit({ db: trx, now: () => by.at }, by.actor, 'user.password_link', id, tenantId);
+      return issued;
+    });
+  }
+
+  async #admins(trx: Kysely<Database>, tenantId: string): Promise<number> {
+    const r = await trx
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .where('role', '=', 'admin')
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+}
