@@ -10,7 +10,8 @@
 import type * as HttpModule from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Readable } from 'node:stream';
-import { decideRetry, isRetryableStatus, MAX_ATTEMPTS, parseRetryAfter } from './bundle/retry-policy.ts';
+import { parseRetryAfter } from '@guard/contract/retry-after';
+import { decideRetry, isRetryableStatus, MAX_ATTEMPTS } from './bundle/retry-policy.ts';
 import { AgentError } from './errors.ts';
 import type { ProxySettings } from './proxy-settings.ts';
 

@@ -1,2 +1,3 @@
 export * from './bundle.ts';
+export * from './retry-after.ts';
 export * from './wire.ts';
