@@ -11,6 +11,8 @@ import type * as HttpModule from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Readable } from 'node:stream';
 import { parseRetryAfter } from '@guard/contract/retry-after';
+import { firstFault } from '@guard/contract/schema-check';
+import { ApiErrorBody } from '@guard/contract/wire';
 import { decideRetry, isRetryableStatus, MAX_ATTEMPTS } from './bundle/retry-policy.ts';
 import { AgentError } from './errors.ts';
 import type { ProxySettings } from './proxy-settings.ts';
@@ -399,17 +401,17 @@ export function statusError(res: HttpResponse, nowMs: number): HttpStatusError {
   return new HttpStatusError(res.status, detail, code, parseRetryAfter(res.headers['retry-after'], nowMs));
 }
 
-/** `{"error": {"code", "message"}}` (DESIGN §4), or undefined. */
+/** The contract's error body `{"error": {"code", "message"}}` (DESIGN §4), or undefined. */
 export function parseApiError(text: string): { code: string; message: string } | undefined {
+  let value: unknown;
   try {
-    const value = JSON.parse(text) as { error?: { code?: unknown; message?: unknown } };
-    const e = value?.error;
-    if (e && typeof e === 'object' && typeof e.code === 'string' && typeof e.message === 'string')
-      return { code: clean(e.code, 80), message: clean(e.message, 500) };
+    value = JSON.parse(text);
   } catch {
-    // not JSON: the caller quotes an excerpt
+    return undefined; // not JSON: the caller quotes an excerpt
   }
-  return undefined;
+  if (firstFault(ApiErrorBody, value)) return undefined;
+  const { code, message } = (value as ApiErrorBody).error;
+  return { code: clean(code, 80), message: clean(message, 500) };
 }
 
 /** A short, single-line, printable excerpt of an unexpected body. */

@@ -25,15 +25,13 @@ import { constants, createGzip } from 'node:zlib';
 import {
   AGENT_LOG_MEMBER,
   BUNDLE_CAP_BYTES,
-  type BundleManifest,
   type BundleTrigger,
   CONFIG_MEMBER,
-  type CollectionError,
   MANIFEST_MEMBER,
-  type ManifestMember,
   rotatedSegmentNumber,
   SYSTEM_MEMBER,
 } from '@guard/contract/bundle';
+import type { BundleManifest, CollectionError, ManifestMember } from '@guard/contract/manifest';
 import type { AgentConfig } from '../config.ts';
 import { AgentError, describeSystemError } from '../errors.ts';
 import type { Progress } from '../progress.ts';
