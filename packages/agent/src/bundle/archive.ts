@@ -7,7 +7,7 @@ import { createWriteStream } from 'node:fs';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants, createZstdCompress } from 'node:zlib';
-import type { ManifestMember } from '@guard/contract';
+import type { ManifestMember } from '@guard/contract/manifest';
 import tar from 'tar-stream';
 import { BUNDLE_FILE_MODE } from './output.ts';
 

@@ -14,8 +14,8 @@ import { MANIFEST_MEMBER } from '@guard/contract/bundle';
 import type { BundleManifest, ManifestMember } from '@guard/contract/manifest';
 import tar from 'tar-stream';
 import { AgentError, describeSystemError } from '../errors.ts';
+import { readChunks } from '../file-chunks.ts';
 import { ZLIB_CHUNK_BYTES } from './archive.ts';
-import { readChunks } from './file-chunks.ts';
 
 /** The manifest is small JSON; anything bigger is not one of ours. */
 const MANIFEST_MAX_BYTES = 1024 * 1024;

@@ -5,7 +5,7 @@
 import { firstFault } from '@guard/contract/schema-check';
 import { type Enrollment, type EnrollRequest, EnrollResponse } from '@guard/contract/wire';
 import { AgentError } from '../errors.ts';
-import { type HttpDeps, normaliseBaseUrl, postJson } from '../http-client.ts';
+import { type HttpDeps, normaliseBaseUrl, postJson } from '../http/index.ts';
 import { API_KEY_FORM, writeEnrollment } from './store.ts';
 
 export const ENROLL_STEP = 'enroll';
