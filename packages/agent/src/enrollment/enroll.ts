@@ -2,7 +2,6 @@
 // API key at POST {base_url}/v1/agents/enroll, then persist base_url, api_key, tenant_id,
 // agent_id and enrolled_at in <state_dir>/enrollment.json.
 
-import { firstFault } from '@guard/contract/schema-check';
 import { type Enrollment, type EnrollRequest, EnrollResponse } from '@guard/contract/wire';
 import { AgentError } from '../errors.ts';
 import { type HttpDeps, normaliseBaseUrl, postJson } from '../http/index.ts';
@@ -41,7 +40,7 @@ export async function enrollAgent(options: EnrollOptions): Promise<EnrollResult>
     body,
     accept: (status) => status === 200 || status === 201,
   });
-  const response = parseEnrollResponse(json);
+  const response = await parseEnrollResponse(json);
   const enrollment: Enrollment = {
     base_url: baseUrl,
     api_key: response.api_key,
@@ -58,7 +57,8 @@ export async function enrollAgent(options: EnrollOptions): Promise<EnrollResult>
  * key is sent in a header and stored, so each must be printable ASCII, and the key of the form
  * upload accepts when it reads enrollment.json back.
  */
-function parseEnrollResponse(value: unknown): EnrollResponse {
+async function parseEnrollResponse(value: unknown): Promise<EnrollResponse> {
+  const { firstFault } = await import('@guard/contract/schema-check');
   const fail = (why: string): never => {
     throw new AgentError('server', `${ENROLL_STEP} failed: the service's answer is not an enrolment (${why})`);
   };

@@ -4,7 +4,6 @@
 // terminal from the other side is cut short and stripped of control characters.
 
 import { parseRetryAfter } from '@guard/contract/retry-after';
-import { firstFault } from '@guard/contract/schema-check';
 import { ApiErrorBody } from '@guard/contract/wire';
 import { AgentError } from '../errors.ts';
 import type { HttpResponse } from './exchange.ts';
@@ -150,10 +149,10 @@ export function withTarget(error: unknown, target: URL): unknown {
 }
 
 /** Turns a response the step does not accept into an HttpStatusError carrying the service's message. */
-export function statusError(res: HttpResponse, nowMs: number): HttpStatusError {
+export async function statusError(res: HttpResponse, nowMs: number): Promise<HttpStatusError> {
   let code: string | undefined;
   let detail: string;
-  const parsed = parseApiError(res.text);
+  const parsed = await parseApiError(res.text);
   const location = res.headers.location;
   if (parsed) {
     code = parsed.code;
@@ -166,14 +165,19 @@ export function statusError(res: HttpResponse, nowMs: number): HttpStatusError {
   return new HttpStatusError(res.status, detail, code, parseRetryAfter(res.headers['retry-after'], nowMs));
 }
 
-/** The contract's error body `{"error": {"code", "message"}}` (DESIGN §4), or undefined. */
-export function parseApiError(text: string): { code: string; message: string } | undefined {
+/**
+ * The contract's error body `{"error": {"code", "message"}}` (DESIGN §4), or undefined. The
+ * schema checker is loaded with the first body to check, not with the client: an upload
+ * checks nothing before the local check, where its RSS peaks (decision 0005).
+ */
+export async function parseApiError(text: string): Promise<{ code: string; message: string } | undefined> {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return undefined; // not JSON: the caller quotes an excerpt
   }
+  const { firstFault } = await import('@guard/contract/schema-check');
   if (firstFault(ApiErrorBody, value)) return undefined;
   const { code, message } = (value as ApiErrorBody).error;
   return { code: clean(code, 80), message: clean(message, 500) };

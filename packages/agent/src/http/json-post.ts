@@ -21,7 +21,7 @@ export async function postJson(
   if (options.apiKey !== undefined) headers.authorization = `Bearer ${options.apiKey}`;
   return withRetries(deps, options, async () => {
     const res = await send(deps, options.url, { method: 'POST', headers, body });
-    if (!options.accept(res.status)) throw statusError(res, deps.now().getTime());
+    if (!options.accept(res.status)) throw await statusError(res, deps.now().getTime());
     return { status: res.status, json: parseJson(res, `${options.step}`) };
   });
 }

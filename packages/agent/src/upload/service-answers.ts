@@ -1,9 +1,10 @@
 // The service's answers to presign and register, checked against the contract's schemas
 // (UploadUrlResponse, RegisterResponse) and then against what the agent does with them: it
 // sends the bundle to the presigned URL with the headers asked for, and prints the register
-// answer's values verbatim on stdout.
+// answer's values verbatim on stdout. The schema checker is loaded with the first answer, not
+// with this module: an upload checks nothing before its local check, where its RSS peaks
+// (docs/decisions/0005-contract-schemas.md).
 
-import { fieldName, firstFault } from '@guard/contract/schema-check';
 import { RegisterResponse, UploadUrlResponse } from '@guard/contract/wire';
 import { AgentError } from '../errors.ts';
 import { checkTransportUrl } from '../http/index.ts';
@@ -30,7 +31,8 @@ export interface Presigned {
  * the PUT will do with it: a URL it may send the bundle to, a printable object key, a
  * deadline it can compute, headers it may send. A null `headers` is read as none.
  */
-export function parsePresignResponse(value: unknown): Presigned {
+export async function parsePresignResponse(value: unknown): Promise<Presigned> {
+  const { fieldName, firstFault } = await import('@guard/contract/schema-check');
   const fail = (why: string): never => {
     throw new AgentError('server', `${STEP_PRESIGN} failed: unexpected answer from the service (${why})`);
   };
@@ -72,7 +74,8 @@ function putHeadersOf(raw: Record<string, unknown>, fail: (why: string) => never
  * The register answer, checked against the contract's RegisterResponse; its values are printed
  * verbatim on stdout, so each must be printable, and it must name the object uploaded.
  */
-export function parseRegisterResponse(value: unknown, objectKey: string): RegisterResponse {
+export async function parseRegisterResponse(value: unknown, objectKey: string): Promise<RegisterResponse> {
+  const { firstFault } = await import('@guard/contract/schema-check');
   const fail = (why: string): never => {
     throw new AgentError('server', `${STEP_REGISTER} failed: unexpected answer from the service (${why})`);
   };

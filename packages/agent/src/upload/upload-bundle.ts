@@ -159,7 +159,7 @@ export async function putBundle(
     sent = 0;
     progress.phase(attempt > 1 ? `${UPLOAD_PHASES.put} (attempt ${attempt})` : UPLOAD_PHASES.put);
     const res = await send(http, presigned.url, { method: 'PUT', headers, body: fileBody(path, size, onSent) });
-    if (res.status < 200 || res.status > 299) throw statusError(res, http.now().getTime());
+    if (res.status < 200 || res.status > 299) throw await statusError(res, http.now().getTime());
   });
 }
 
