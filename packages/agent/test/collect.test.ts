@@ -1377,7 +1377,7 @@ describe('redaction.extra_keys', { concurrency: 2 }, () => {
 });
 
 describe('redaction speed', () => {
-  // DESIGN §8: redaction runs near memory speed, the regex only on the lines that hold a key
+  // DESIGN §9: redaction runs near memory speed, the regex only on the lines that hold a key
   // hint. Compared with the same log without secrets (timed just before, so machine load
   // cancels out), a few secrets must not make collect several times slower.
   it('collects a log with one secret in every MiB about as fast as the same log without secrets', async () => {
