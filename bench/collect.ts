@@ -29,7 +29,7 @@ import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { createGzip } from 'node:zlib';
-import { verifyBundle } from '../packages/agent/src/bundle/read-archive.ts';
+import { verifyBundle } from '../packages/agent/src/bundle/index.ts';
 
 const MiB = 1024 * 1024;
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -49,8 +49,8 @@ import { constants, createZstdCompress, createZstdDecompress } from 'node:zlib';
 import { MANIFEST_MEMBER, type ManifestMember } from '@guard/contract';
 import tar from 'tar-stream';
 import { memberHeader } from '../packages/agent/src/bundle/archive.ts';
+import { verifyBundle } from '../packages/agent/src/bundle/index.ts';
 import { buildManifest, manifestBytes } from '../packages/agent/src/bundle/manifest.ts';
-import { verifyBundle } from '../packages/agent/src/bundle/read-archive.ts';
 import { AGENT_VERSION } from '../packages/agent/src/version.ts';
 import { freePort } from './lib-tls.ts';
 

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { verifyBundle } from '../packages/agent/src/bundle/read-archive.ts';
+import { verifyBundle } from '../packages/agent/src/bundle/index.ts';
 import { formatBytes } from '../packages/agent/src/progress.ts';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -142,7 +142,7 @@ async function extraKeysOf(value: unknown, source: string | undefined): Promise<
   if (list === undefined || list === null) return [];
   if (!Array.isArray(list)) return fail('.extra_keys must be a list of key names or ^...$ patterns');
   if (list.length === 0) return [];
-  const { compileExtraKeys } = await import('./bundle/redact.ts');
+  const { compileExtraKeys } = await import('./bundle/index.ts');
   try {
     compileExtraKeys(list);
   } catch (error) {

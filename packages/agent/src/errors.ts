@@ -1,4 +1,4 @@
-// Typed errors of guard-agent. Only main.ts turns them into exit codes (EXIT_CODES); 130 and
+// Typed errors of guard-agent. Only main.ts turns them into exit codes (its EXIT_CODES); 130 and
 // 143 are never set here: they come from the default SIGINT/SIGTERM disposition, as the
 // agent installs no signal handlers (spec 1.7).
 
@@ -23,23 +23,6 @@ export class AgentError extends Error {
     this.kind = kind;
   }
 }
-
-/** The one table from error kinds to exit codes (spec 7.1). */
-export const EXIT_CODES: Record<ErrorKind | 'ok' | 'unexpected', number> = {
-  ok: 0,
-  usage: 1,
-  config: 1,
-  output_exists: 1,
-  output_dir: 1,
-  redaction: 1,
-  bundle: 1,
-  not_enrolled: 1,
-  insecure_url: 1,
-  network: 1,
-  server: 1,
-  io: 1,
-  unexpected: 1,
-};
 
 /** `ENOENT: no such file…` → `no such file or directory`, for messages that name the path themselves. */
 export function describeSystemError(error: unknown): string {

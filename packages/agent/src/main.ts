@@ -1,13 +1,34 @@
-// guard-agent entry point: argv → command → exit code. The only place that sets the exit
-// code, through EXIT_CODES. No signal handlers: SIGINT/SIGTERM end the process with the
-// default disposition (exit 130/143), as spec 1.7 and 7.1 require.
+// guard-agent entry point: argv → command → exit code. Each command declares its own flags
+// (commands/, one file per leaf command, as GitHub's CLI does) and loads what it runs only
+// when it runs. This is the only place that sets the exit code, through EXIT_CODES. No signal
+// handlers: SIGINT/SIGTERM end the process with the default disposition (exit 130/143), as
+// spec 1.7 and 7.1 require.
 
 import { Command, CommanderError, Option } from 'commander';
+import { addEnrollCommand } from './commands/enroll.ts';
+import { addSupportBundleCommand } from './commands/support-bundle.ts';
 import { DEFAULT_CONFIG_PATH, loadConfig } from './config.ts';
 import type { CommandContext } from './context.ts';
-import { AgentError, EXIT_CODES } from './errors.ts';
+import { AgentError, type ErrorKind } from './errors.ts';
 import { createProgress } from './progress.ts';
 import { AGENT_VERSION } from './version.ts';
+
+/** The one table from outcomes to exit codes (spec 7.1). */
+export const EXIT_CODES: Record<ErrorKind | 'ok' | 'unexpected', number> = {
+  ok: 0,
+  usage: 1,
+  config: 1,
+  output_exists: 1,
+  output_dir: 1,
+  redaction: 1,
+  bundle: 1,
+  not_enrolled: 1,
+  insecure_url: 1,
+  network: 1,
+  server: 1,
+  io: 1,
+  unexpected: 1,
+};
 
 export function buildProgram(ctx: (configPath: string, explicit: boolean) => CommandContext): Command {
   const program = new Command('guard-agent')
@@ -23,61 +44,14 @@ export function buildProgram(ctx: (configPath: string, explicit: boolean) => Com
     const configPath: string = program.opts().config;
     return ctx(configPath, program.getOptionValueSource('config') !== 'default');
   };
-
-  program
-    .command('enroll')
-    .description(
-      'Enrol this host with the Guard service: exchange an enrolment token for the agent API key ' +
-        'and store it in <state_dir>/enrollment.json (mode 0600). Prints "enrolled agent_id=<id> tenant_id=<id>"; ' +
-        'the API key is never printed. Plain http:// is accepted only to a loopback address. ' +
-        'Proxies: the config keys proxy.https, proxy.http, proxy.no_proxy, else HTTPS_PROXY, HTTP_PROXY, NO_PROXY.',
-    )
-    .requiredOption('--url <base_url>', 'service base URL, e.g. https://guard.example.com')
-    .option('--token-file <file>', 'file holding the enrolment token')
-    .option('--token <->', 'read the enrolment token from standard input (only "-" is accepted)')
-    .exitOverride()
-    .action((flags: { url: string; tokenFile?: string; token?: string }) =>
-      import('./commands/enroll.ts').then(({ runEnroll }) => runEnroll(contextOf(), flags, process.stdin)),
-    );
-
-  const bundle = program
-    .command('support-bundle')
-    .description('build and send diagnostic bundles for Guard support')
-    .exitOverride();
-  bundle
-    .command('collect')
-    .description(
-      'Collect a redacted diagnostic bundle (.tar.zst): agent.log and its rotated segments ' +
-        '(newest first, within 180 MiB), system.json, config.redacted.json and BUNDLE-MANIFEST.json. ' +
-        'Prints the bundle path on stdout, and sha256=<hex> and size=<bytes> on stderr. ' +
-        'Only credential values in logs are masked: review a bundle before sharing it outside your organisation.',
-    )
-    .option('--out <path>', 'bundle path (default: <state_dir>/support/<unix_seconds>.tar.zst); never overwritten')
-    .exitOverride()
-    .action((flags: { out?: string }) =>
-      // Each command loads only what it needs (upload's HTTP client is large).
-      import('./commands/support-bundle-collect.ts').then(({ runCollect }) => runCollect(contextOf(), flags)),
-    );
-  bundle
-    .command('upload')
-    .description(
-      'Upload a bundle made by collect to Guard support (the agent must be enrolled). Before any network ' +
-        'call every member is checked against the manifest and the file SHA-256 is computed. Then: presign, ' +
-        'PUT to the presigned URL (no Authorization header), register. Prints bundle_id=, object_key= and ' +
-        'uploaded_at= lines on stdout. Retries on connection errors, 429 and 5xx. The local file is never ' +
-        'modified or deleted. Proxies: the config keys proxy.https, proxy.http, proxy.no_proxy, else ' +
-        'HTTPS_PROXY, HTTP_PROXY, NO_PROXY.',
-    )
-    .argument('<bundle-file>', 'path to a .tar.zst bundle made by support-bundle collect')
-    .exitOverride()
-    .action((bundleFile: string) =>
-      import('./commands/support-bundle-upload.ts').then(({ runUpload }) => runUpload(contextOf(), bundleFile)),
-    );
+  addEnrollCommand(program, contextOf);
+  addSupportBundleCommand(program, contextOf);
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
   const context = (configPath: string, explicit: boolean): CommandContext => ({
+    stdin: () => process.stdin,
     stdout: process.stdout,
     stderr: process.stderr,
     cwd: process.cwd(),

@@ -8,7 +8,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify as toYaml } from 'yaml';
-import { checkTransportUrl, isLoopbackHost, normaliseBaseUrl } from '../src/http-client.ts';
+import { checkTransportUrl, isLoopbackHost, normaliseBaseUrl } from '../src/http/url-policy.ts';
 import { AGENT_VERSION, describeRun, exists, type Home, makeHome, TempDirs } from './harness.ts';
 import {
   enrollArgs,

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { zstdCompressSync } from 'node:zlib';
 import { stringify as toYaml } from 'yaml';
-import { MAX_ATTEMPTS } from '../src/bundle/retry-policy.ts';
+import { MAX_ATTEMPTS } from '../src/http/retry-policy.ts';
 import {
   AGENT_VERSION,
   collectArgs,

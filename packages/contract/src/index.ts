@@ -1,2 +1,5 @@
 export * from './bundle.ts';
+export * from './manifest.ts';
+export * from './retry-after.ts';
+export * from './schema-check.ts';
 export * from './wire.ts';

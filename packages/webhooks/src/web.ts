@@ -19,7 +19,27 @@ import {
   WebhookVerificationError,
 } from './envelope.ts';
 
-export * from './envelope.ts';
+// The public API: the receiver's functions and errors, the envelope's types, the header
+// names. The helpers they share with web.ts (secret and option checks, header parsing,
+// byte handling) stay internal.
+export {
+  type ConstructEventOptions,
+  DEFAULT_TOLERANCE_SECONDS,
+  DELIVERY_HEADER,
+  EVENT_HEADER,
+  type HeaderSource,
+  MAX_SIGNATURE_ENTRIES,
+  type RawBody,
+  SIGNATURE_HEADER,
+  SIGNATURE_PREFIX,
+  type SignalCreatedEvent,
+  type SignalData,
+  TIMESTAMP_HEADER,
+  WebhookConfigurationError,
+  type WebhookConfigurationErrorCode,
+  type WebhookErrorCode,
+  WebhookVerificationError,
+} from './envelope.ts';
 
 async function hmac(secret: string, bytes: Uint8Array): Promise<Uint8Array> {
   const key = await crypto.subtle.importKey(

@@ -7,11 +7,11 @@ import { createWriteStream } from 'node:fs';
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { constants, createZstdCompress } from 'node:zlib';
-import type { ManifestMember } from '@guard/contract';
+import type { ManifestMember } from '@guard/contract/manifest';
 import tar from 'tar-stream';
 import { BUNDLE_FILE_MODE } from './output.ts';
 
-/** 1 MiB zlib chunks: 1.3–3× the default's throughput (DESIGN §8). */
+/** 1 MiB zlib chunks: 1.3–3× the default's throughput (DESIGN §9). */
 export const ZLIB_CHUNK_BYTES = 1 << 20;
 export const ZSTD_LEVEL = 3;
 const MEMBER_MODE = 0o640;

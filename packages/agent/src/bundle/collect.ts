@@ -25,31 +25,22 @@ import { constants, createGzip } from 'node:zlib';
 import {
   AGENT_LOG_MEMBER,
   BUNDLE_CAP_BYTES,
-  type BundleManifest,
   type BundleTrigger,
   CONFIG_MEMBER,
-  type CollectionError,
   MANIFEST_MEMBER,
-  type ManifestMember,
   rotatedSegmentNumber,
   SYSTEM_MEMBER,
 } from '@guard/contract/bundle';
+import type { BundleManifest, CollectionError, ManifestMember } from '@guard/contract/manifest';
 import type { AgentConfig } from '../config.ts';
 import { AgentError, describeSystemError } from '../errors.ts';
+import { ensureOutputDir } from '../output-dir.ts';
 import type { Progress } from '../progress.ts';
 import { kindOf, NotRegularFileError, openRegularFile } from '../regular-file.ts';
 import { ArchiveWriter, ZLIB_CHUNK_BYTES } from './archive.ts';
 import { byteCopyable, gunzipMembers, newFraming } from './gzip-members.ts';
 import { buildManifest, manifestBytes } from './manifest.ts';
-import {
-  createWorkDir,
-  defaultBundlePath,
-  ensureOutputDir,
-  publish,
-  refuseExisting,
-  removeWorkDir,
-  tempBundleName,
-} from './output.ts';
+import { createWorkDir, defaultBundlePath, publish, refuseExisting, removeWorkDir, tempBundleName } from './output.ts';
 import { compileExtraKeys, type KeyRules, RedactStream } from './redact.ts';
 import { redactConfig } from './redact-config.ts';
 import { SegmentSelector } from './select-segments.ts';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseManifest, REDACTION_PATTERN_SOURCE } from '@guard/contract/bundle';
+import { REDACTION_PATTERN_SOURCE } from '@guard/contract/bundle';
+import { parseManifest } from '@guard/contract/manifest';
 import { buildManifest, manifestBytes } from './manifest.ts';
 
 const sha = 'a'.repeat(64);

@@ -1,11 +1,5 @@
-import {
-  BUNDLE_VERSION,
-  type BundleManifest,
-  type BundleTrigger,
-  type CollectionError,
-  type ManifestMember,
-  REDACTION_PATTERN_SOURCE,
-} from '@guard/contract/bundle';
+import { BUNDLE_VERSION, type BundleTrigger, REDACTION_PATTERN_SOURCE } from '@guard/contract/bundle';
+import type { BundleManifest, CollectionError, ManifestMember } from '@guard/contract/manifest';
 
 export interface ManifestInput {
   agentVersion: string;

@@ -1,17 +1,16 @@
 // Output rules of spec 4.1 (DESIGN §3 contract — collect output):
 //  - a file or symlink already at the target is refused before anything is touched;
-//  - missing parent directories are created with mode 0750;
+//  - missing parent directories are created with mode 0750 (output-dir.ts);
 //  - the bundle is written inside a private work directory beside the target and published
 //    with link(), which never overwrites: an abort at any moment leaves no file at the
 //    target, and of two concurrent collects to one path exactly one wins.
 // A SIGKILL can leave a work directory behind; the next collect into the same directory
 // removes the ones whose process is gone (no signal handlers are installed, spec 1.7).
 
-import { chmod, link, lstat, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { link, lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { AgentError, describeSystemError } from '../errors.ts';
 
-export const OUTPUT_DIR_MODE = 0o750;
 export const BUNDLE_FILE_MODE = 0o600;
 const WORK_DIR_PREFIX = '.guard-collect-';
 
@@ -30,41 +29,6 @@ export async function refuseExisting(target: string): Promise<void> {
     throw new AgentError('output_dir', `cannot check ${target}: ${describeSystemError(error)}`);
   }
   throw new AgentError('output_exists', `refusing to overwrite ${target}: a file already exists there`);
-}
-
-/** mkdir -p where each directory this call creates gets exactly OUTPUT_DIR_MODE (umask aside). */
-export async function ensureOutputDir(dir: string): Promise<void> {
-  const missing: string[] = [];
-  for (let d = dir; ; d = dirname(d)) {
-    try {
-      const s = await lstat(d);
-      if (!s.isDirectory() && !(s.isSymbolicLink() && (await isDirectoryFollowing(d))))
-        throw new AgentError('output_dir', `cannot create output directory ${dir}: ${d} is not a directory`);
-      break;
-    } catch (error) {
-      if (error instanceof AgentError) throw error;
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || d === dirname(d))
-        throw new AgentError('output_dir', `cannot create output directory ${dir}: ${describeSystemError(error)}`);
-      missing.unshift(d);
-    }
-  }
-  for (const d of missing) {
-    try {
-      await mkdir(d, { mode: OUTPUT_DIR_MODE });
-      await chmod(d, OUTPUT_DIR_MODE);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue; // a concurrent collect made it
-      throw new AgentError('output_dir', `cannot create output directory ${d}: ${describeSystemError(error)}`);
-    }
-  }
-}
-
-async function isDirectoryFollowing(path: string): Promise<boolean> {
-  try {
-    return (await stat(path)).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /** Creates this run's private work directory beside the target, after sweeping dead ones. */

@@ -10,11 +10,12 @@ import { open } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createZstdDecompress } from 'node:zlib';
-import { type BundleManifest, MANIFEST_MEMBER, type ManifestMember, parseManifest } from '@guard/contract/bundle';
+import { MANIFEST_MEMBER } from '@guard/contract/bundle';
+import type { BundleManifest, ManifestMember } from '@guard/contract/manifest';
 import tar from 'tar-stream';
 import { AgentError, describeSystemError } from '../errors.ts';
+import { readChunks } from '../file-chunks.ts';
 import { ZLIB_CHUNK_BYTES } from './archive.ts';
-import { readChunks } from './file-chunks.ts';
 
 /** The manifest is small JSON; anything bigger is not one of ours. */
 const MANIFEST_MAX_BYTES = 1024 * 1024;
@@ -118,7 +119,11 @@ export async function readBundle(path: string, tap?: RawTap): Promise<BundleList
     await handle.close();
   }
   let manifest: BundleManifest | undefined;
-  if (manifestText !== undefined) manifest = parseManifest(JSON.parse(manifestText));
+  if (manifestText !== undefined) {
+    // Loaded here, not with this module: its schema checker (~5 MiB of RSS) is upload's, not collect's.
+    const { parseManifest } = await import('@guard/contract/manifest');
+    manifest = parseManifest(JSON.parse(manifestText));
+  }
   return { manifest, members };
 }
 

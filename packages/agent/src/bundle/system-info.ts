@@ -5,7 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
-import type { CollectionError } from '@guard/contract';
+import type { CollectionError } from '@guard/contract/manifest';
 import { describeSystemError } from '../errors.ts';
 
 /** Where the host facts live; tests point these at fixture files. */

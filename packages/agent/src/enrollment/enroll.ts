@@ -2,9 +2,9 @@
 // API key at POST {base_url}/v1/agents/enroll, then persist base_url, api_key, tenant_id,
 // agent_id and enrolled_at in <state_dir>/enrollment.json.
 
-import type { Enrollment, EnrollRequest } from '@guard/contract';
+import { type Enrollment, type EnrollRequest, EnrollResponse } from '@guard/contract/wire';
 import { AgentError } from '../errors.ts';
-import { type HttpDeps, normaliseBaseUrl, postJson } from '../http-client.ts';
+import { type HttpDeps, normaliseBaseUrl, postJson } from '../http/index.ts';
 import { API_KEY_FORM, writeEnrollment } from './store.ts';
 
 export const ENROLL_STEP = 'enroll';
@@ -40,7 +40,7 @@ export async function enrollAgent(options: EnrollOptions): Promise<EnrollResult>
     body,
     accept: (status) => status === 200 || status === 201,
   });
-  const response = parseEnrollResponse(json);
+  const response = await parseEnrollResponse(json);
   const enrollment: Enrollment = {
     base_url: baseUrl,
     api_key: response.api_key,
@@ -52,19 +52,23 @@ export async function enrollAgent(options: EnrollOptions): Promise<EnrollResult>
   return { enrollment, path };
 }
 
-function parseEnrollResponse(value: unknown): { agent_id: string; tenant_id: string; api_key: string } {
+/**
+ * The enrol answer, checked against the contract's EnrollResponse; its ids are printed and its
+ * key is sent in a header and stored, so each must be printable ASCII, and the key of the form
+ * upload accepts when it reads enrollment.json back.
+ */
+async function parseEnrollResponse(value: unknown): Promise<EnrollResponse> {
+  const { firstFault } = await import('@guard/contract/schema-check');
   const fail = (why: string): never => {
     throw new AgentError('server', `${ENROLL_STEP} failed: the service's answer is not an enrolment (${why})`);
   };
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('not a JSON object');
-  const doc = value as Record<string, unknown>;
+  const fault = firstFault(EnrollResponse, value);
+  if (fault) fail(fault.path.length === 0 ? 'not a JSON object' : `${String(fault.path[0])} is missing`);
+  const doc = value as EnrollResponse;
   for (const key of ['agent_id', 'tenant_id', 'api_key'] as const) {
-    const v = doc[key];
-    if (typeof v !== 'string' || v === '') fail(`${key} is missing`);
-    // Printed (ids) or sent in a header (key): printable ASCII without spaces only.
-    if (!/^[\x21-\x7e]{1,512}$/.test(v as string)) fail(`${key} is not printable ASCII`);
+    if (doc[key] === '') fail(`${key} is missing`);
+    if (!/^[\x21-\x7e]{1,512}$/.test(doc[key])) fail(`${key} is not printable ASCII`);
   }
-  // Never stored unless upload will accept it when it reads enrollment.json back.
-  if (!API_KEY_FORM.test(doc.api_key as string)) fail('api_key is not an agent key');
-  return { agent_id: doc.agent_id as string, tenant_id: doc.tenant_id as string, api_key: doc.api_key as string };
+  if (!API_KEY_FORM.test(doc.api_key)) fail('api_key is not an agent key');
+  return { agent_id: doc.agent_id, tenant_id: doc.tenant_id, api_key: doc.api_key };
 }

@@ -5,10 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Enrollment } from '@guard/contract';
-import { ensureOutputDir } from '../bundle/output.ts';
+import type { Enrollment } from '@guard/contract/wire';
 import { AgentError, describeSystemError } from '../errors.ts';
-import { normaliseBaseUrl } from '../http-client.ts';
+import { normaliseBaseUrl } from '../http/index.ts';
+import { ensureOutputDir } from '../output-dir.ts';
 
 export const ENROLLMENT_FILE = 'enrollment.json';
 export const ENROLLMENT_FILE_MODE = 0o600;

@@ -9,12 +9,13 @@
 // that records the outcome, the clock and the randomness come in; the queue only writes what
 // comes out (delivery-queue.ts).
 
-import { nextRetryDelay, parseRetryAfter } from './retry-schedule.ts';
+import { parseRetryAfter } from '@guard/contract/retry-after';
+import { nextRetryDelay } from './retry-schedule.ts';
 
 /** What one attempt came to, as the worker's send step saw it. */
 export type AttemptResult =
   /** The receiver answered (any status: 3xx and 4xx are failures too). */
-  | { kind: 'response'; status: number; retryAfter: string | undefined; excerpt: string }
+  | { kind: 'response'; status: number; retryAfter: string | readonly string[] | undefined; excerpt: string }
   /** No answer: timeout, connection or TLS error, refused address, or an internal error. */
   | { kind: 'error'; error: string }
   /** Nothing was sent: the delivery can no longer be made, and is failed. */
@@ -120,7 +121,7 @@ export function decideOutcome(
   const error = r.kind === 'error' ? r.error : `HTTP ${status}${redirect}`;
   // An endpoint disabled (or deleted) while this attempt was in flight gets no retry: its
   // pending deliveries were failed when it was disabled.
-  const retryAfter = r.kind === 'response' ? parseRetryAfter(r.retryAfter, now) : undefined;
+  const retryAfter = r.kind === 'response' ? parseRetryAfter(r.retryAfter, now.getTime()) : undefined;
   const delay = endpoint?.enabled ? nextRetryDelay(options.schedule, o.attempt, random, retryAfter) : undefined;
   const delivery: DeliveryUpdate =
     delay === undefined

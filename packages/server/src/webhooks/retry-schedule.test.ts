@@ -2,13 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { parseSchedule, SETTINGS } from '../config.ts';
-import {
-  DEFAULT_RETRY_SCHEDULE_MS,
-  JITTER,
-  nextRetryDelay,
-  parseRetryAfter,
-  RETRY_AFTER_MAX_MS,
-} from './retry-schedule.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS, JITTER, nextRetryDelay, RETRY_AFTER_MAX_MS } from './retry-schedule.ts';
 
 const SCHEDULE = [0, 5_000, 300_000, 1_800_000];
 const NOW = new Date('2026-11-21T10:00:00.000Z');
@@ -108,33 +102,6 @@ describe('nextRetryDelay', () => {
     assert.equal(
       nextRetryDelay(SCHEDULE, SCHEDULE.length, () => 0.5, 1_000),
       undefined,
-    );
-  });
-});
-
-describe('parseRetryAfter', () => {
-  it('reads delay-seconds', () => {
-    assert.equal(parseRetryAfter('120', NOW), 120_000);
-    assert.equal(parseRetryAfter(' 5 ', NOW), 5_000);
-    assert.equal(parseRetryAfter('0', NOW), 0);
-  });
-
-  it('reads an HTTP date as the time left until it, and a past date as 0', () => {
-    assert.equal(parseRetryAfter('Sat, 21 Nov 2026 10:01:30 GMT', NOW), 90_000);
-    assert.equal(parseRetryAfter('Sat, 21 Nov 2026 09:00:00 GMT', NOW), 0);
-  });
-
-  it('ignores an absent or unreadable value', () => {
-    for (const v of [undefined, '', '   ', 'soon', '1e3', '0x10', '99999999999'])
-      assert.equal(parseRetryAfter(v, NOW), undefined, JSON.stringify(v));
-  });
-
-  it('never yields a negative delay', () => {
-    fc.assert(
-      fc.property(fc.string(), (v) => {
-        const ms = parseRetryAfter(v, NOW);
-        assert.ok(ms === undefined || (Number.isFinite(ms) && ms >= 0), `${JSON.stringify(v)} → ${ms}`);
-      }),
     );
   });
 });

@@ -1,7 +1,8 @@
 // When to try a failed delivery again (DESIGN §5): about immediately, 5 s, 5 min, 30 min,
 // 2 h, 5 h, 10 h, 10 h — then the delivery is failed. ±20 % jitter spreads retries of many
-// deliveries that failed together. A Retry-After from the receiver is honoured when it asks
-// for longer (capped). Pure: attempts, randomness and the header come in as arguments.
+// deliveries that failed together. A Retry-After from the receiver (read by @guard/contract's
+// parseRetryAfter, as the agent reads the service's) is honoured when it asks for longer
+// (capped). Pure: attempts, randomness and the header's delay come in as arguments.
 
 export const DEFAULT_RETRY_SCHEDULE_MS = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 export const JITTER = 0.2;
@@ -22,12 +23,4 @@ export function nextRetryDelay(
   const jittered = Math.round(base * (1 - JITTER + 2 * JITTER * random()));
   if (retryAfterMs !== undefined && retryAfterMs > jittered) return Math.min(retryAfterMs, RETRY_AFTER_MAX_MS);
   return jittered;
-}
-
-/** Retry-After as seconds or an HTTP date, in ms from now; undefined when absent or invalid. */
-export function parseRetryAfter(value: string | undefined, now: Date): number | undefined {
-  if (!value) return undefined;
-  if (/^\d{1,10}$/.test(value.trim())) return Number(value.trim()) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now.getTime());
 }

@@ -227,7 +227,7 @@ export class DeliveryWorker {
       result = {
         kind: 'response',
         status: response.status,
-        retryAfter: headerString(response.headers['retry-after']),
+        retryAfter: response.headers['retry-after'],
         excerpt: response.excerpt,
       };
     } catch (e) {
@@ -328,10 +328,6 @@ function failureLog(o: AttemptOutcome, d: OutcomeDecision): FailureLog {
     outcome: d.outcome === 'retrying' ? 'retrying' : 'failed',
     nextAttemptAt: u.kind === 'retry' ? u.nextAttemptAt : null,
   };
-}
-
-function headerString(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
 }
 
 function describeError(error: unknown, timeoutMs: number): string {

@@ -1,6 +1,6 @@
 // Response schemas of the bundle reads, and the summary of a stored bundle.
 
-import type { BundleManifest } from '@guard/contract';
+import { BundleManifest } from '@guard/contract';
 import { type Static, Type } from 'typebox';
 import { BeforeParam } from '../../pagination.ts';
 import type { BundleWithHost } from '../bundles-repository.ts';
@@ -21,21 +21,7 @@ export const BundleSummary = Type.Object({
 export const BundleDetail = Type.Object({
   ...BundleSummary.properties,
   object_key: Type.String(),
-  manifest: Type.Object({
-    bundle_version: Type.Integer(),
-    agent_version: Type.String(),
-    generated_at: Type.String(),
-    trigger: Type.String(),
-    contents: Type.Array(Type.Object({ name: Type.String(), size: Type.Integer(), sha256: Type.String() })),
-    trimmed_segments: Type.Array(Type.String()),
-    redaction: Type.Object({
-      pattern: Type.String(),
-      values_masked: Type.Integer(),
-      members: Type.Record(Type.String(), Type.Integer()),
-      extra_keys: Type.Optional(Type.Array(Type.String())),
-    }),
-    collection_errors: Type.Array(Type.Object({ source: Type.String(), message: Type.String() })),
-  }),
+  manifest: BundleManifest,
 });
 
 export const BundleListQuery = Type.Object({

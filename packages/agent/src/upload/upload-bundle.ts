@@ -1,36 +1,26 @@
 // `support-bundle upload` (spec 4.1, 4.2, 5; DESIGN §3 contract — upload output, §4):
-//   0. local checks, before any network call: the enrolment is readable and its base_url
-//      is acceptable; the file is a readable regular file; every member matches the
-//      manifest (verifyBundle); the file's size and SHA-256 are computed from disk;
+//   0. local checks, before any network call: the file is a readable regular file; every
+//      member matches the manifest (verifyBundle); the file's size and SHA-256 are computed
+//      from disk (the caller has read the enrolment, whose base_url is acceptable);
 //   1. presign:      POST {base_url}/v1/support/bundle/upload-url (Bearer API key);
 //   2. upload (PUT): the file, streamed with an exact Content-Length, the presign's headers,
 //      and never an Authorization header;
 //   3. register:     POST {base_url}/v1/support/bundle/register (Bearer API key).
-// Each step is retried on connection errors, 429 and 5xx (http-client.ts); the PUT only while
+// Each step is retried on connection errors, 429 and 5xx (http/retries.ts); the PUT only while
 // the presigned URL is valid, re-reading the file from the start each time. The local file is
 // only ever opened for reading.
 
 import { createHash } from 'node:crypto';
 import { open } from 'node:fs/promises';
-import type { BundleManifest, RegisterRequest, RegisterResponse, UploadUrlRequest } from '@guard/contract';
-import { readEnrollment } from '../enrollment/store.ts';
+import type { BundleManifest } from '@guard/contract/manifest';
+import type { Enrollment, RegisterRequest, RegisterResponse, UploadUrlRequest } from '@guard/contract/wire';
+import { verifyBundle } from '../bundle/index.ts';
 import { AgentError, describeSystemError } from '../errors.ts';
-import {
-  type BodyWriter,
-  checkTransportUrl,
-  type HttpDeps,
-  postJson,
-  send,
-  statusError,
-  withRetries,
-} from '../http-client.ts';
+import { readChunks } from '../file-chunks.ts';
+import { type BodyWriter, type HttpDeps, postJson, send, statusError, withRetries } from '../http/index.ts';
 import type { Progress } from '../progress.ts';
-import { readChunks } from './file-chunks.ts';
-import { verifyBundle } from './read-archive.ts';
-
-export const STEP_PRESIGN = 'presign';
-export const STEP_PUT = 'upload (PUT)';
-export const STEP_REGISTER = 'register';
+import { type Presigned, parsePresignResponse, parseRegisterResponse } from './service-answers.ts';
+import { STEP_PRESIGN, STEP_PUT, STEP_REGISTER, UPLOAD_PHASES } from './steps.ts';
 
 /**
  * The PUT reads the file into PUT_BUFFERS reused buffers of PUT_CHUNK_BYTES and hands each to
@@ -39,19 +29,12 @@ export const STEP_REGISTER = 'register';
 const PUT_CHUNK_BYTES = 1024 * 1024;
 const PUT_BUFFERS = 2;
 const REENROLL_HINT = 'the service refused the agent API key: re-enroll with guard-agent enroll';
-/** Headers the agent sets itself or never sends to object storage; a presign may not ask for them. */
-const RESERVED_PUT_HEADERS = new Set(['authorization', 'content-length', 'transfer-encoding', 'host', 'connection']);
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing them is the point
-const HEADER_VALUE_BAD = /[\u0000-\u0008\u000a-\u001f\u007f]/;
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-/** A value printed verbatim on its own stdout line: printable ASCII, no spaces. */
-const PRINTABLE = /^[\x21-\x7e]{1,1024}$/;
 
 export interface UploadOptions {
   /** The bundle file (absolute, or relative to the process's cwd). */
   path: string;
-  stateDir: string;
+  /** Where to and as whom: the agent's enrolment (enrollment.json, already validated). */
+  enrollment: Pick<Enrollment, 'base_url' | 'api_key'>;
   http: HttpDeps;
   /** The display of the whole upload (SILENT_PROGRESS off a terminal); done() is the caller's. */
   progress: Progress;
@@ -63,28 +46,8 @@ export interface LocalBundle {
   sha256: string;
 }
 
-export interface Presigned {
-  url: string;
-  objectKey: string;
-  expiresAt: string;
-  headers: Record<string, string>;
-}
-
-/**
- * Progress of an upload: one bar over the bytes of its two passes over the file (the local
- * check and the PUT; both totals are known once the file is opened), labelled with the step.
- * presign and register move no bytes: their label says what is awaited.
- */
-export const UPLOAD_PHASES = {
-  check: '[1/4] checking the bundle',
-  presign: '[2/4] requesting an upload URL',
-  put: '[3/4] uploading',
-  register: '[4/4] registering the upload',
-} as const;
-
 export async function uploadBundle(options: UploadOptions): Promise<RegisterResponse> {
-  const { progress } = options;
-  const enrollment = await readEnrollment(options.stateDir);
+  const { progress, enrollment } = options;
   const local = await inspectBundle(options.path, progress);
   const base = enrollment.base_url;
   progress.phase(UPLOAD_PHASES.presign);
@@ -165,38 +128,6 @@ export function bundleFilename(path: string): string {
   return name.replaceAll('\\', '_').replaceAll('\0', '_').slice(-255);
 }
 
-export function parsePresignResponse(value: unknown): Presigned {
-  const fail = (why: string): never => {
-    throw new AgentError('server', `${STEP_PRESIGN} failed: unexpected answer from the service (${why})`);
-  };
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('not a JSON object');
-  const doc = value as Record<string, unknown>;
-  if (typeof doc.url !== 'string' || doc.url === '') fail('url is missing');
-  if (typeof doc.object_key !== 'string' || !PRINTABLE.test(doc.object_key))
-    fail('object_key is missing or not printable');
-  if (typeof doc.expires_at !== 'string' || Number.isNaN(Date.parse(doc.expires_at)))
-    fail('expires_at is not a timestamp');
-  const headers: Record<string, string> = {};
-  if (doc.headers !== undefined && doc.headers !== null) {
-    if (typeof doc.headers !== 'object' || Array.isArray(doc.headers)) fail('headers is not an object');
-    for (const [name, v] of Object.entries(doc.headers as Record<string, unknown>)) {
-      if (!HEADER_NAME.test(name)) fail(`header name ${JSON.stringify(name)} is not valid`);
-      if (typeof v !== 'string' || HEADER_VALUE_BAD.test(v)) fail(`header ${name} has no valid string value`);
-      if (RESERVED_PUT_HEADERS.has(name.toLowerCase()))
-        fail(`it asks for a ${name} header, which the PUT never carries`);
-      headers[name.toLowerCase()] = v as string;
-    }
-  }
-  // The presigned URL receives the bundle: the same transport rule as the base URL.
-  checkTransportUrl(doc.url as string, 'the presigned upload URL');
-  return {
-    url: doc.url as string,
-    objectKey: doc.object_key as string,
-    expiresAt: doc.expires_at as string,
-    headers,
-  };
-}
-
 // ---------------------------------------------------------------------------------------
 // 2. upload (PUT)
 
@@ -228,7 +159,7 @@ export async function putBundle(
     sent = 0;
     progress.phase(attempt > 1 ? `${UPLOAD_PHASES.put} (attempt ${attempt})` : UPLOAD_PHASES.put);
     const res = await send(http, presigned.url, { method: 'PUT', headers, body: fileBody(path, size, onSent) });
-    if (res.status < 200 || res.status > 299) throw statusError(res, http.now().getTime());
+    if (res.status < 200 || res.status > 299) throw await statusError(res, http.now().getTime());
   });
 }
 
@@ -291,21 +222,4 @@ export async function register(
     unauthorizedHint: REENROLL_HINT,
   });
   return parseRegisterResponse(json, objectKey);
-}
-
-export function parseRegisterResponse(value: unknown, objectKey: string): RegisterResponse {
-  const fail = (why: string): never => {
-    throw new AgentError('server', `${STEP_REGISTER} failed: unexpected answer from the service (${why})`);
-  };
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('not a JSON object');
-  const doc = value as Record<string, unknown>;
-  for (const key of ['bundle_id', 'object_key', 'uploaded_at'] as const)
-    if (typeof doc[key] !== 'string' || !PRINTABLE.test(doc[key] as string)) fail(`${key} is missing or not printable`);
-  if (!RFC3339.test(doc.uploaded_at as string)) fail('uploaded_at is not an RFC 3339 timestamp');
-  if (doc.object_key !== objectKey) fail(`it registered ${doc.object_key}, not the uploaded ${objectKey}`);
-  return {
-    bundle_id: doc.bundle_id as string,
-    object_key: doc.object_key as string,
-    uploaded_at: doc.uploaded_at as string,
-  };
 }

@@ -33,21 +33,6 @@ export function isRetryableStatus(status: number): boolean {
   return status === 429 || (status >= 500 && status <= 599);
 }
 
-/**
- * Parses a Retry-After header value (RFC 9110 §10.2.3): delay-seconds or an HTTP-date.
- * Returns milliseconds to wait (0 for a date in the past), or undefined when absent or invalid.
- */
-export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
-  const v = (Array.isArray(value) ? value[0] : value)?.trim();
-  if (!v) return undefined;
-  if (/^\d+$/.test(v)) return Number(v) * 1000;
-  // Only HTTP-date shapes (IMF-fixdate and the obsolete forms all name a weekday and a GMT zone).
-  if (!/^[A-Za-z]{3,9}, .*GMT$|^[A-Za-z]{3} [A-Za-z]{3} +\d/.test(v)) return undefined;
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowMs);
-}
-
 export type RetryDecision = { retry: true; delayMs: number } | { retry: false; reason: string };
 
 /**

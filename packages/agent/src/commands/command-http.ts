@@ -1,13 +1,20 @@
 // The HTTP dependencies every networked command uses: keep-alive agents through the proxies
-// the config file and the environment name (proxy-settings.ts), the agent's User-Agent, the
+// the config file and the environment name (http/proxy-settings.ts), the agent's User-Agent, the
 // real clock and sleep, retry notices on stderr (above the progress display, when there is
 // one). The agents are closed when the command's work is done.
 
 import type { AgentConfig } from '../config.ts';
 import type { CommandContext } from '../context.ts';
-import { createAgents, destroyAgents, type HttpDeps, realSleep, userAgent } from '../http-client.ts';
+import {
+  configProxy,
+  createAgents,
+  destroyAgents,
+  type HttpDeps,
+  proxySettings,
+  realSleep,
+  userAgent,
+} from '../http/index.ts';
 import type { Progress } from '../progress.ts';
-import { configProxy, proxySettings } from '../proxy-settings.ts';
 
 export interface CommandHttpOptions {
   /** The command's loaded config: its `proxy` keys. */

@@ -3,7 +3,7 @@
 // hand in the loaded config and process.env, tests their own. The result is the `proxyEnv`
 // of node:http's built-in proxy support.
 
-import { AgentError } from './errors.ts';
+import { AgentError } from '../errors.ts';
 
 /** The three settings node:http's Agent reads from its `proxyEnv` option. */
 export interface ProxySettings {

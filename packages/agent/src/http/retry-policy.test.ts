@@ -9,7 +9,6 @@ import {
   MAX_DELAY_MS,
   MAX_RETRY_AFTER_MS,
   nextDelay,
-  parseRetryAfter,
 } from './retry-policy.ts';
 
 describe('nextDelay', () => {
@@ -87,24 +86,6 @@ describe('isRetryableStatus', () => {
     for (const s of [429, 500, 502, 503, 504, 599]) assert.equal(isRetryableStatus(s), true, String(s));
     for (const s of [200, 201, 301, 400, 401, 403, 404, 409, 411, 413, 428, 430, 499, 600])
       assert.equal(isRetryableStatus(s), false, String(s));
-  });
-});
-
-describe('parseRetryAfter', () => {
-  const now = Date.parse('2026-11-21T10:00:00Z');
-  it('reads delay-seconds', () => {
-    assert.equal(parseRetryAfter('0', now), 0);
-    assert.equal(parseRetryAfter('3', now), 3000);
-    assert.equal(parseRetryAfter(' 120 ', now), 120_000);
-    assert.equal(parseRetryAfter(['2', '9'], now), 2000);
-  });
-  it('reads an HTTP-date, relative to now, and never negative', () => {
-    assert.equal(parseRetryAfter('Sat, 21 Nov 2026 10:00:05 GMT', now), 5000);
-    assert.equal(parseRetryAfter('Sat, 21 Nov 2026 09:00:00 GMT', now), 0);
-  });
-  it('ignores absent and malformed values', () => {
-    for (const v of [undefined, '', '  ', '-1', '1.5', 'soon', '2026-11-21T10:00:05Z', '5s'])
-      assert.equal(parseRetryAfter(v, now), undefined, String(v));
   });
 });
 

@@ -1,0 +1,8 @@
+// Support bundles as files: building one (`support-bundle collect`: sources, redaction, the
+// archive and its manifest) and reading one back against its manifest. What other folders
+// may use of it:
+
+export { type CollectOptions, type CollectResult, collectBundle } from './collect.ts';
+export { verifyBundle } from './read-archive.ts';
+export { compileExtraKeys } from './redact.ts';
+export { HOST_SOURCES } from './system-info.ts';

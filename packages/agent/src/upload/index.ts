@@ -1,0 +1,4 @@
+// Sending a bundle to Guard support (`support-bundle upload`): the local check, then presign,
+// PUT to the presigned URL, register. What other folders may use of it:
+
+export { type UploadOptions, uploadBundle } from './upload-bundle.ts';
