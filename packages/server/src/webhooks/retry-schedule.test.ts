@@ -5,7 +5,6 @@ import { parseSchedule, SETTINGS } from '../config.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS, JITTER, nextRetryDelay, RETRY_AFTER_MAX_MS } from './retry-schedule.ts';
 
 const SCHEDULE = [0, 5_000, 300_000, 1_800_000];
-const NOW = new Date('2026-11-21T10:00:00.000Z');
 /** The largest value Math.random can return. */
 const ALMOST_ONE = 1 - 2 ** -53;
 
