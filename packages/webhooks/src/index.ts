@@ -23,27 +23,8 @@ import {
   WebhookVerificationError,
 } from './envelope.ts';
 
-// The public API: the receiver's functions and errors, the envelope's types, the header
-// names. The helpers they share with web.ts (secret and option checks, header parsing,
-// byte handling) stay internal.
-export {
-  type ConstructEventOptions,
-  DEFAULT_TOLERANCE_SECONDS,
-  DELIVERY_HEADER,
-  EVENT_HEADER,
-  type HeaderSource,
-  MAX_SIGNATURE_ENTRIES,
-  type RawBody,
-  SIGNATURE_HEADER,
-  SIGNATURE_PREFIX,
-  type SignalCreatedEvent,
-  type SignalData,
-  TIMESTAMP_HEADER,
-  WebhookConfigurationError,
-  type WebhookConfigurationErrorCode,
-  type WebhookErrorCode,
-  WebhookVerificationError,
-} from './envelope.ts';
+// The envelope's types, the errors and the header names: the same public list for both entries.
+export * from './public-api.ts';
 
 /** `sha256=<hex>` for a body under a secret: the Guard-Signature header value. */
 export function sign(rawBody: RawBody, secret: string): string {

@@ -1,0 +1,22 @@
+// What both entries (index.ts for Node, web.ts for WebCrypto) export besides their own
+// functions: the envelope's types, the errors and the header names, as an explicit list. The
+// helpers the entries share (secret and option checks, header parsing, byte handling) stay
+// internal to envelope.ts.
+export {
+  type ConstructEventOptions,
+  DEFAULT_TOLERANCE_SECONDS,
+  DELIVERY_HEADER,
+  EVENT_HEADER,
+  type HeaderSource,
+  MAX_SIGNATURE_ENTRIES,
+  type RawBody,
+  SIGNATURE_HEADER,
+  SIGNATURE_PREFIX,
+  type SignalCreatedEvent,
+  type SignalData,
+  TIMESTAMP_HEADER,
+  WebhookConfigurationError,
+  type WebhookConfigurationErrorCode,
+  type WebhookErrorCode,
+  WebhookVerificationError,
+} from './envelope.ts';
