@@ -48,9 +48,7 @@ import { fileURLToPath } from 'node:url';
 import { constants, createZstdCompress, createZstdDecompress } from 'node:zlib';
 import { MANIFEST_MEMBER, type ManifestMember } from '@guard/contract';
 import tar from 'tar-stream';
-import { memberHeader } from '../packages/agent/src/bundle/archive.ts';
-import { verifyBundle } from '../packages/agent/src/bundle/index.ts';
-import { buildManifest, manifestBytes } from '../packages/agent/src/bundle/manifest.ts';
+import { buildManifest, manifestBytes, memberHeader, verifyBundle } from '../packages/agent/src/bundle/index.ts';
 import { AGENT_VERSION } from '../packages/agent/src/version.ts';
 import { freePort } from './lib-tls.ts';
 

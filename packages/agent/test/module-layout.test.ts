@@ -101,4 +101,16 @@ describe('agent module layout', () => {
       [],
     );
   });
+
+  it('benchmarks and scripts import its folders only through their index.ts', () => {
+    const root = resolve(SRC, '../../..');
+    const bad: string[] = [];
+    for (const dir of ['bench', 'scripts'])
+      for (const file of readdirSync(join(root, dir)).filter((n) => n.endsWith('.ts'))) {
+        const text = readFileSync(join(root, dir, file), 'utf8');
+        for (const m of text.matchAll(/from\s+'[./]*packages\/agent\/src\/([^']+)'/g))
+          if (m[1].includes('/') && !m[1].endsWith('/index.ts')) bad.push(`${dir}/${file} → ${m[1]}`);
+      }
+    assert.deepEqual(bad, []);
+  });
 });

@@ -1,8 +1,10 @@
 // Support bundles as files: building one (`support-bundle collect`: sources, redaction, the
 // archive and its manifest) and reading one back against its manifest. What other folders
-// may use of it:
+// may use of it (the upload benchmark builds a bundle of its own from the same pieces):
 
+export { memberHeader } from './archive.ts';
 export { type CollectOptions, type CollectResult, collectBundle } from './collect.ts';
+export { buildManifest, manifestBytes } from './manifest.ts';
 export { verifyBundle } from './read-archive.ts';
 export { compileExtraKeys } from './redact.ts';
 export { HOST_SOURCES } from './system-info.ts';
