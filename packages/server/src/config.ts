@@ -6,6 +6,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MAX_BUNDLE_BYTES } from '@guard/contract';
 import { parse as parseYaml } from 'yaml';
+import type { ObjectStoreSetting } from './objects/index.ts';
 
 export interface ServerConfig {
   dataDir: string;
@@ -49,6 +50,10 @@ export interface ServerConfig {
     leaseMs: number;
     pollMs: number;
   };
+  /** Where bundles are kept: the embedded store under the data dir, or an S3-compatible bucket. */
+  objectStore: ObjectStoreSetting;
+  /** PEM files of the certificate chain and key guard-server serves HTTPS with; undefined: HTTP. */
+  tls: { certPath: string; keyPath: string } | undefined;
 }
 
 /** One row per setting: the documented table in docs/guard-server.md mirrors it. */
@@ -177,6 +182,15 @@ export const SETTINGS = [
     file: 'webhook_poll_ms',
     default: '250',
   },
+  {
+    key: 'objectStore',
+    flag: 'object-store',
+    env: 'GUARD_SERVER_OBJECT_STORE',
+    file: 'object_store',
+    default: '',
+  },
+  { key: 'tlsCert', flag: 'tls-cert', env: 'GUARD_SERVER_TLS_CERT', file: 'tls_cert', default: '' },
+  { key: 'tlsKey', flag: 'tls-key', env: 'GUARD_SERVER_TLS_KEY', file: 'tls_key', default: '' },
 ] as const;
 
 export class ConfigError extends Error {}
@@ -382,9 +396,67 @@ export function loadServerConfig(
       leaseMs: integer('webhookLeaseMs', 1000, 86_400_000),
       pollMs: integer('webhookPollMs', 10, 3_600_000),
     },
+    objectStore: parseObjectStore(raw.objectStore),
+    tls: tlsFiles(raw.tlsCert, raw.tlsKey, cwd),
   };
   refuseContradictions(config);
   return config;
+}
+
+const S3_PARAMS = new Set(['endpoint', 'region', 'path_style']);
+/** S3's bucket naming rules (lowercase, digits, dots and hyphens; 3 to 63 characters). */
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/**
+ * `--object-store`: empty for the embedded store, or `s3://BUCKET?endpoint=URL&region=NAME&path_style=1`
+ * (DESIGN §8). Credentials never go in the URL: they come from the AWS SDK's default chain.
+ */
+export function parseObjectStore(text: string): ObjectStoreSetting {
+  if (text === '') return { kind: 'fs' };
+  const fail = (why: string): never => {
+    throw new ConfigError(`${named('objectStore')} ${why}, got "${text}"`);
+  };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return fail('must be empty (the embedded store) or s3://BUCKET?endpoint=…&region=…&path_style=1');
+  }
+  if (url.protocol !== 's3:') fail('must be an s3:// URL (or empty for the embedded store)');
+  if (url.username || url.password)
+    fail('must not carry credentials: they come from the AWS SDK default chain (AWS_ACCESS_KEY_ID, …)');
+  if (!BUCKET_NAME.test(url.hostname)) fail('must name a valid bucket (s3://BUCKET)');
+  if (url.pathname !== '' && url.pathname !== '/') fail('takes no path after the bucket');
+  for (const name of url.searchParams.keys())
+    if (!S3_PARAMS.has(name)) fail(`has an unknown parameter "${name}" (known: ${[...S3_PARAMS].join(', ')})`);
+  const endpoint = url.searchParams.get('endpoint') ?? undefined;
+  if (endpoint !== undefined) {
+    let e: URL | undefined;
+    try {
+      e = new URL(endpoint);
+    } catch {
+      e = undefined;
+    }
+    if (!e || !['http:', 'https:'].includes(e.protocol) || e.username || e.search)
+      fail('needs endpoint= to be an http(s) URL without credentials or query');
+  }
+  const pathStyle = url.searchParams.get('path_style') ?? '0';
+  if (!['0', '1', 'true', 'false'].includes(pathStyle)) fail('needs path_style= to be 1 or 0');
+  return {
+    kind: 's3',
+    bucket: url.hostname,
+    endpoint: endpoint?.replace(/\/+$/, ''),
+    region: url.searchParams.get('region') || undefined,
+    pathStyle: pathStyle === '1' || pathStyle === 'true',
+  };
+}
+
+/** `--tls-cert` and `--tls-key` come together; paths are resolved against the working directory. */
+function tlsFiles(cert: string, key: string, cwd: string): ServerConfig['tls'] {
+  if (cert === '' && key === '') return undefined;
+  if (cert === '' || key === '')
+    throw new ConfigError(`${named('tlsCert')} and ${named('tlsKey')} are given together or not at all`);
+  return { certPath: resolve(cwd, cert), keyPath: resolve(cwd, key) };
 }
 
 /** `--flag (ENV, file_key)`: how a refusal names a setting. */

@@ -28,8 +28,16 @@ const EXIT_LINE = `Exit codes: ${Object.values(EXIT_CODES)
   .map((e) => `${e.code} ${e.summary}`)
   .join(', ')}.`;
 
+/** What an empty default means, in the help (the docs table says the same). */
+const EMPTY_DEFAULTS: Record<string, string> = {
+  publicUrl: 'http://<listen address>',
+  objectStore: '<data dir>/objects',
+  tlsCert: 'none: plain HTTP',
+  tlsKey: 'none: plain HTTP',
+};
+
 const SETTINGS_TABLE = columns(
-  SETTINGS.map((s) => [`--${s.flag}`, s.env, s.file, `(${s.default || 'http://<listen address>'})`]),
+  SETTINGS.map((s) => [`--${s.flag}`, s.env, s.file, `(${s.default || (EMPTY_DEFAULTS[s.key] ?? 'none')})`]),
 );
 
 function help(command: Command | undefined): string {
@@ -221,6 +229,15 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // SIGHUP re-reads --tls-cert/--tls-key (a renewed certificate) without dropping a connection;
+  // a pair that cannot be used is logged and the one in use stays.
+  const { reloadTls } = server;
+  if (reloadTls)
+    process.on('SIGHUP', () => {
+      reloadTls().catch((error) =>
+        server.app.log.error({ err: error }, 'TLS reload failed; the certificate in use stays'),
+      );
+    });
   return 'running';
 }
 

@@ -3,7 +3,8 @@
 // expired uploads on a timer, and on SIGTERM/SIGINT stop accepting, finish in-flight requests
 // and close the database.
 
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import type { Server as HttpsServer } from 'node:https';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { ServerConfig } from './config.ts';
@@ -13,7 +14,7 @@ import type { AppDeps } from './deps.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { loadOrCreateMasterKey } from './master-key.ts';
 import { listenMetrics, type MetricsListener } from './metrics-listener.ts';
-import { collectExpiredUploads, FsObjectStore } from './objects/index.ts';
+import { collectExpiredUploads, openObjectStore } from './objects/index.ts';
 import { SignalOutbox } from './signals/index.ts';
 import {
   createDeliveryAgent,
@@ -29,7 +30,19 @@ export interface RunningServer {
   url: string;
   /** http://HOST:PORT/metrics, or undefined when metrics are not served. */
   metricsUrl: string | undefined;
+  /**
+   * Reads --tls-cert and --tls-key again and serves them to new TLS handshakes; open
+   * connections keep theirs (SIGHUP, main.ts). Throws, keeping the old pair, when they cannot
+   * be read or do not match; undefined without TLS.
+   */
+  reloadTls: (() => Promise<void>) | undefined;
   close(): Promise<void>;
+}
+
+/** The certificate chain and key of --tls-cert and --tls-key (PEM), read now. */
+export async function readTls(tls: NonNullable<ServerConfig['tls']>): Promise<{ cert: Buffer; key: Buffer }> {
+  const [cert, key] = await Promise.all([readFile(tls.certPath), readFile(tls.keyPath)]);
+  return { cert, key };
 }
 
 export async function openDeps(
@@ -41,8 +54,10 @@ export async function openDeps(
 ): Promise<AppDeps & { worker: DeliveryWorker }> {
   const db = await openDatabase(config.dataDir);
   const masterKey = loadOrCreateMasterKey(config.dataDir);
-  const store = new FsObjectStore(join(config.dataDir, 'objects'));
-  await store.init();
+  const store = await openObjectStore(config.objectStore, config.dataDir, {
+    key: masterKey.derive('presign'),
+    publicUrl,
+  });
   const metrics = createMetrics(db, now);
   const w = config.webhook;
   const queue = new SqliteDeliveryQueue(db);
@@ -109,7 +124,15 @@ export async function startServer(
     throw error;
   }
   const swept = await deps.store.sweepPartials();
-  const app = await buildApp(deps, { logger });
+  let https: { cert: Buffer; key: Buffer } | undefined;
+  try {
+    https = config.tls && (await readTls(config.tls));
+  } catch (error) {
+    await deps.db.destroy();
+    await lock.release();
+    throw error;
+  }
+  const app = await buildApp(deps, { logger, https });
   if (swept > 0) app.log.info({ swept }, 'removed partial uploads left by an earlier crash');
   let metrics: MetricsListener | undefined;
   try {
@@ -126,7 +149,7 @@ export async function startServer(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  publicUrl ??= `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  publicUrl ??= `${https ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   const gc = setInterval(() => {
     collectExpiredUploads(deps).then(
       (n) => n > 0 && app.log.info({ collected: n }, 'collected expired uploads'),
@@ -144,12 +167,22 @@ export async function startServer(
     deps,
     url: deps.publicUrl(),
     metricsUrl: metrics?.url,
+    reloadTls: config.tls
+      ? async () => {
+          const pair = await readTls(config.tls as NonNullable<ServerConfig['tls']>);
+          // Throws on a bad pair (unparsable, or a key that is not the certificate's): the
+          // context in use stays.
+          (app.server as unknown as HttpsServer).setSecureContext(pair);
+          app.log.info({ cert: config.tls?.certPath }, 'TLS certificate reloaded');
+        }
+      : undefined,
     async close() {
       clearInterval(gc);
       await metrics?.close();
       await app.close();
       await deps.worker.stop();
       await deps.db.destroy();
+      deps.store.close();
       await lock.release();
     },
   };
