@@ -20,6 +20,7 @@ import type { Role } from '../src/db/tables.ts';
 import type { AppDeps } from '../src/deps.ts';
 import { type RunningServer, startServer } from '../src/server.ts';
 import { runSetup, type SetupResult } from '../src/setup.ts';
+import { type LocalS3, startLocalS3, useTestCredentials } from './s3-harness.ts';
 
 const execFileP = promisify(execFile);
 
@@ -78,6 +79,8 @@ export interface TestServer {
   running: RunningServer;
   /** The vendor support token: runSetup returns it only on the first setup of a data dir. */
   supportToken: string | undefined;
+  /** The local S3 behind the server (store 's3'); undefined with the embedded store. */
+  s3: LocalS3 | undefined;
   /** Stops the server (idempotent); keeps the data dir. */
   stop(): Promise<void>;
   /** Stops the server and removes the data dir. */
@@ -93,14 +96,29 @@ export async function makeTempDir(label: string): Promise<string> {
  * fake clock. The background collector runs hourly so tests that call it explicitly see
  * deterministic counts.
  */
+export type StoreKind = 'fs' | 's3';
+
 export async function startTestServer(
-  options: { dataDir?: string; flags?: Record<string, string>; clock?: Clock } = {},
+  options: { dataDir?: string; flags?: Record<string, string>; clock?: Clock; store?: StoreKind } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await makeTempDir('data'));
   const clock = options.clock ?? new Clock();
+  // The S3 store: a local S3 (s3-harness.ts) that checks every presigned URL by the same clock.
+  let s3: LocalS3 | undefined;
+  if (options.store === 's3') {
+    useTestCredentials();
+    s3 = await startLocalS3({ now: clock.now });
+  }
   const config = loadServerConfig(
     // No metrics listener unless a test asks for one (its default address is a fixed port).
-    { 'data-dir': dataDir, listen: '127.0.0.1:0', 'gc-interval': '3600', 'metrics-listen': '', ...options.flags },
+    {
+      'data-dir': dataDir,
+      listen: '127.0.0.1:0',
+      'gc-interval': '3600',
+      'metrics-listen': '',
+      ...(s3 ? { 'object-store': s3.objectStoreUrl } : {}),
+      ...options.flags,
+    },
     {},
     process.cwd(),
   );
@@ -113,6 +131,7 @@ export async function startTestServer(
     clock,
     running,
     supportToken: undefined,
+    s3,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -121,6 +140,7 @@ export async function startTestServer(
       // keep-alive timeout (that shutdown behaviour has its own test in crash.test.ts).
       await closeClients(running.url);
       await running.close();
+      await s3?.close();
     },
     async cleanup() {
       await server.stop();
@@ -481,7 +501,7 @@ export async function uploadBundle(
   const sha256 = sha256Hex(bytes);
   const p = await presign(base, apiKey, { filename: options.filename, size: bytes.length, sha256 });
   if (p.status !== 200) throw new Error(`presign answered ${p.status}: ${p.text}`);
-  const put = await putObject(p.json.url, bytes);
+  const put = await putObject(p.json.url, bytes, { headers: p.json.headers });
   if (put.status !== 200) throw new Error(`PUT answered ${put.status}: ${put.text} ${put.error ?? ''}`);
   const r = await register(base, apiKey, {
     object_key: p.json.object_key,
