@@ -14,6 +14,7 @@ import {
   api,
   type EnrolledAgent,
   enrollAgent,
+  freePort,
   PRESIGN_TTL_MS,
   presign,
   putObject,
@@ -279,5 +280,26 @@ describe('an S3-compatible server that keeps no checksum', () => {
     assert.equal(await store.verify('bundles/t/bad.tar.zst'), undefined);
     await store.put('bundles/t/good.tar.zst', chunks(bytes), { size: bytes.length, sha256: sha256Hex(bytes) });
     assert.deepEqual(await store.verify('bundles/t/good.tar.zst'), { size: bytes.length, sha256: sha256Hex(bytes) });
+  });
+});
+
+describe('readiness with an S3 store', () => {
+  it('/readyz is 503 naming the object store when the bucket cannot be reached, and the database as ok', async () => {
+    useTestCredentials();
+    const port = await freePort(); // nothing listens there
+    const server = await startTestServer({
+      flags: { 'object-store': `s3://guard-bundles?endpoint=http://127.0.0.1:${port}&path_style=1` },
+    });
+    try {
+      const r = await api(server.url, 'GET', '/readyz');
+      assert.equal(r.status, 503, r.text);
+      assert.equal(r.json.status, 'not ready');
+      assert.deepEqual(r.json.checks.database, { status: 'ok' });
+      assert.equal(r.json.checks.object_store.status, 'failed');
+      assert.match(r.json.checks.object_store.error, /^bucket guard-bundles: /);
+      assert.equal((await api(server.url, 'GET', '/healthz')).status, 200, 'liveness does not depend on the store');
+    } finally {
+      await server.cleanup();
+    }
   });
 });
