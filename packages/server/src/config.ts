@@ -290,6 +290,8 @@ export function parseServerArgs(argv: string[]): {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
     config: { type: 'string' },
     json: { type: 'boolean' },
+    out: { type: 'string' },
+    in: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'V' },
   };

@@ -2,6 +2,8 @@
 // or sets its exit code, always through EXIT_CODES (exit-codes.ts, docs/guard-server.md).
 //   guard-server [serve] [options]          run the service (the default command)
 //   guard-server setup [--json] [options]   headless bootstrap (DESIGN §6)
+//   guard-server export --out FILE|-        the deployment's data as one archive
+//   guard-server import --in FILE|-         an archive into an empty deployment
 //   guard-server [command] --help | --version
 
 import { relative } from 'node:path';
@@ -10,7 +12,7 @@ import { ConfigError, loadServerConfig, parseServerArgs, SETTINGS, type ServerCo
 import { EXIT_CODES, type ExitName } from './exit-codes.ts';
 import { SERVER_VERSION } from './version.ts';
 
-const COMMANDS = ['serve', 'setup'] as const;
+const COMMANDS = ['serve', 'setup', 'export', 'import'] as const;
 type Command = (typeof COMMANDS)[number];
 
 /** A command-line mistake: printed with the hint to the command's --help, exit 2. */
@@ -41,6 +43,29 @@ const SETTINGS_TABLE = columns(
 );
 
 function help(command: Command | undefined): string {
+  if (command === 'export')
+    return `Usage: guard-server export --out FILE [--data-dir DIR] [--config FILE]
+
+Writes the deployment's data as one tar archive: every row of the database, the object of
+every registered bundle and the master key (webhook endpoint secrets stay decryptable).
+Stop the serving guard-server first: export takes the data directory's lock, so what it
+writes is one consistent state. --out - writes to standard output. The archive holds every
+secret of the deployment: it is created 0600; keep it like the data directory.
+guard-server import reads it (docs/deploy.md: moving to PostgreSQL and S3).
+
+${EXIT_LINE}
+Docs: docs/deploy.md`;
+  if (command === 'import')
+    return `Usage: guard-server import --in FILE [--data-dir DIR] [--object-store URL] [--config FILE]
+
+Reads an archive of guard-server export into an empty deployment: the database of the
+settings (the SQLite file of --data-dir), the object store of --object-store, and the
+master key into --data-dir (which must have none, or the same one). Rows go in one
+transaction; every object is checked against its size and SHA-256. --in - reads standard
+input. The settings are those of serve (guard-server serve --help).
+
+${EXIT_LINE}
+Docs: docs/deploy.md`;
   if (command === 'setup') {
     return `Usage: guard-server setup [--json] [--data-dir DIR] [--config FILE]
 
@@ -74,6 +99,8 @@ Usage:
 ${columns([
   ['guard-server [serve] [options]', 'run the service (the default command)'],
   ['guard-server setup [--json] [options]', 'create a tenant, its first admin and an enrolment token'],
+  ['guard-server export --out FILE [options]', "write the deployment's data as one archive"],
+  ['guard-server import --in FILE [options]', 'read an archive into an empty deployment'],
   ['guard-server <command> --help', "a command's own help"],
   ['guard-server --version', 'print the version'],
 ])}`;
@@ -133,6 +160,7 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
   let command: Command | undefined;
   let config: ServerConfig;
   let json = false;
+  let transferPath: string | undefined;
   try {
     const parsed = (() => {
       try {
@@ -158,6 +186,13 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
     if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
     json = parsed.values.json === true;
     if (json && command !== 'setup') throw new UsageError('--json applies to setup only');
+    if (parsed.values.out !== undefined && command !== 'export') throw new UsageError('--out applies to export only');
+    if (parsed.values.in !== undefined && command !== 'import') throw new UsageError('--in applies to import only');
+    if (command === 'export' && typeof parsed.values.out !== 'string')
+      throw new UsageError('export needs --out FILE (or --out - for standard output)');
+    if (command === 'import' && typeof parsed.values.in !== 'string')
+      throw new UsageError('import needs --in FILE (or --in - for standard input)');
+    transferPath = (parsed.values.out ?? parsed.values.in) as string | undefined;
     config = loadServerConfig(parsed.values, process.env, process.cwd());
   } catch (error) {
     if (error instanceof ConfigError || error instanceof UsageError) {
@@ -187,6 +222,18 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
       }
     } catch (error) {
       return failure('setup failed', error, config);
+    }
+    return 'ok';
+  }
+
+  if (command === 'export' || command === 'import') {
+    try {
+      const { runExport, runImport, describeSummary } = await import('./data-transfer.ts');
+      const path = transferPath as string;
+      const summary = command === 'export' ? await runExport(config, path) : await runImport(config, path);
+      process.stderr.write(describeSummary(command === 'export' ? 'exported' : 'imported', summary));
+    } catch (error) {
+      return failure(`${command} failed`, error, config);
     }
     return 'ok';
   }
