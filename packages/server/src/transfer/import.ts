@@ -11,7 +11,7 @@
 //      database as empty as it was; the counts are checked against the manifest before it
 //      commits.
 
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
@@ -71,8 +71,11 @@ function parseManifest(raw: string): ArchiveManifest {
   return doc;
 }
 
-/** Writes the archive's master key into the target data dir, or checks it is the one already there. */
-async function placeMasterKey(dataDir: string, key: Buffer): Promise<void> {
+/**
+ * Writes the archive's master key into the target data dir, or checks it is the one already
+ * there. True when it wrote it (so a refused import can take it back).
+ */
+async function placeMasterKey(dataDir: string, key: Buffer): Promise<boolean> {
   const path = join(dataDir, 'master.key');
   const existing = await readFile(path).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return undefined;
@@ -80,12 +83,13 @@ async function placeMasterKey(dataDir: string, key: Buffer): Promise<void> {
   });
   if (existing === undefined) {
     await writeFile(path, key, { flag: 'wx', mode: 0o600 });
-    return;
+    return true;
   }
   if (existing.toString().trim() !== key.toString().trim())
     throw new ImportError(
       `${path} holds another master key than the exported one: the imported endpoint secrets could not be decrypted with it (import into a data dir without master.key, or with the same one)`,
     );
+  return false;
 }
 
 async function assertEmpty(db: Db): Promise<void> {
@@ -130,9 +134,15 @@ export async function importData(
   entry = await next();
   if (entry?.header.name !== MASTER_KEY_ENTRY)
     throw new ImportError('the archive has no master key after its manifest');
-  await placeMasterKey(options.dataDir, Buffer.from(await text(entry)));
+  const placed = await placeMasterKey(options.dataDir, Buffer.from(await text(entry)));
   const target = await options.open();
-  await assertEmpty(target.db);
+  try {
+    await assertEmpty(target.db);
+  } catch (error) {
+    // Not this deployment's key to leave behind.
+    if (placed) await rm(join(options.dataDir, 'master.key'), { force: true });
+    throw error;
+  }
 
   const expected = new Map<string, ArchiveObject>(manifest.objects.map((o) => [o.key, o]));
   let objects = 0;
