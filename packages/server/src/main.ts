@@ -92,7 +92,8 @@ Docs: docs/guard-server.md`;
       ? `Usage: guard-server [serve] [options]
 
 Runs the service: the /v1 API, bundle uploads, webhook delivery. SIGTERM or SIGINT stops it:
-in-flight requests finish, then it exits 0.`
+in-flight requests finish, then it exits 0. With --tls-cert/--tls-key, SIGHUP re-reads the
+certificate and key without dropping a connection.`
       : `guard-server ${SERVER_VERSION}: the Guard service
 
 Usage:
