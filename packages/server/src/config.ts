@@ -8,8 +8,32 @@ import { DEFAULT_MAX_BUNDLE_BYTES } from '@guard/contract';
 import { parse as parseYaml } from 'yaml';
 import type { ObjectStoreSetting } from './objects/index.ts';
 
+/**
+ * Where the state lives: the embedded SQLite file in the data dir, or a PostgreSQL database
+ * shared by any number of replicas (DESIGN §8: `--database postgres://…`).
+ */
+export type DatabaseConfig =
+  | { engine: 'sqlite' }
+  | {
+      engine: 'postgres';
+      /** The connection URL as given, password included (never logged: see `display`). */
+      url: string;
+      /** From the URL, else PGPASSWORD; undefined: none (trust, peer or a .pgpass file). */
+      password: string | undefined;
+      /** The URL without its password, for logs and messages. */
+      display: string;
+      /** Connections in this process's pool. */
+      poolSize: number;
+    };
+
 export interface ServerConfig {
   dataDir: string;
+  database: DatabaseConfig;
+  /**
+   * serve on PostgreSQL applies pending migrations itself (under the migration lock) instead
+   * of refusing to start; SQLite always migrates at start (one process owns it).
+   */
+  migrate: boolean;
   host: string;
   port: number;
   /**
@@ -20,8 +44,10 @@ export interface ServerConfig {
   webhookAllowPrivate: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   maxBundleBytes: number;
-  /** How often unregistered, expired uploads are collected. */
+  /** How often unregistered, expired uploads are collected and old deliveries pruned. */
   gcIntervalSeconds: number;
+  /** Attempts, and deliveries completed, longer ago than this are deleted (retention.ts). */
+  deliveryRetentionMs: number;
   /** Where /metrics is served; undefined: nowhere. `explicit`: configured, not the default. */
   metricsListen: { host: string; port: number; explicit: boolean } | undefined;
   /** Intake limits: timeouts of slow peers, concurrent PUTs, stored bytes per tenant. */
@@ -59,6 +85,15 @@ export interface ServerConfig {
 /** One row per setting: the documented table in docs/guard-server.md mirrors it. */
 export const SETTINGS = [
   { key: 'dataDir', flag: 'data-dir', env: 'GUARD_SERVER_DATA_DIR', file: 'data_dir', default: './data' },
+  { key: 'database', flag: 'database', env: 'GUARD_SERVER_DATABASE', file: 'database', default: '' },
+  {
+    key: 'databasePoolSize',
+    flag: 'database-pool-size',
+    env: 'GUARD_SERVER_DATABASE_POOL_SIZE',
+    file: 'database_pool_size',
+    default: '10',
+  },
+  { key: 'migrate', flag: 'migrate', env: 'GUARD_SERVER_MIGRATE', file: 'migrate', default: 'false', boolean: true },
   { key: 'listen', flag: 'listen', env: 'GUARD_SERVER_LISTEN', file: 'listen', default: '127.0.0.1:8080' },
   { key: 'publicUrl', flag: 'public-url', env: 'GUARD_SERVER_PUBLIC_URL', file: 'public_url', default: '' },
   {
@@ -67,6 +102,7 @@ export const SETTINGS = [
     env: 'GUARD_SERVER_WEBHOOK_ALLOW_PRIVATE',
     file: 'webhook_allow_private',
     default: 'false',
+    boolean: true,
   },
   { key: 'logLevel', flag: 'log-level', env: 'GUARD_SERVER_LOG_LEVEL', file: 'log_level', default: 'info' },
   {
@@ -82,6 +118,13 @@ export const SETTINGS = [
     env: 'GUARD_SERVER_GC_INTERVAL',
     file: 'gc_interval_seconds',
     default: '60',
+  },
+  {
+    key: 'deliveryRetentionDays',
+    flag: 'delivery-retention-days',
+    env: 'GUARD_SERVER_DELIVERY_RETENTION_DAYS',
+    file: 'delivery_retention_days',
+    default: '30',
   },
   {
     key: 'metricsListen',
@@ -295,7 +338,7 @@ export function parseServerArgs(argv: string[]): {
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'V' },
   };
-  for (const s of SETTINGS) options[s.flag] = { type: s.key === 'webhookAllowPrivate' ? 'boolean' : 'string' };
+  for (const s of SETTINGS) options[s.flag] = { type: 'boolean' in s ? 'boolean' : 'string' };
   // Parsed leniently, then checked token by token, so that every mistake gets our own words
   // (parseArgs' strict messages speak of its internals).
   const { values, positionals, tokens } = parseArgs({
@@ -372,6 +415,8 @@ export function loadServerConfig(
   }
   const config: ServerConfig = {
     dataDir: isAbsolute(raw.dataDir) ? raw.dataDir : resolve(cwd, raw.dataDir),
+    database: databaseConfig(raw.database, integer('databasePoolSize', 2, 1000), env),
+    migrate: bool('migrate'),
     host,
     port,
     publicUrl: publicUrl?.replace(/\/+$/, ''),
@@ -379,6 +424,7 @@ export function loadServerConfig(
     logLevel: raw.logLevel as ServerConfig['logLevel'],
     maxBundleBytes: integer('maxBundleBytes', 1),
     gcIntervalSeconds: integer('gcIntervalSeconds', 1, 86_400),
+    deliveryRetentionMs: integer('deliveryRetentionDays', 1, 36_500) * 86_400_000,
     metricsListen,
     limits: {
       headerTimeoutMs: timeoutMs('headerTimeoutSeconds'),
@@ -403,6 +449,31 @@ export function loadServerConfig(
   };
   refuseContradictions(config);
   return config;
+}
+
+/**
+ * `--database`: empty for the embedded SQLite database, or `postgres://USER@HOST:PORT/DB`
+ * (`postgresql://` too, with libpq's query parameters such as `sslmode`). The password comes
+ * from the URL or else from PGPASSWORD, the variable every PostgreSQL client reads.
+ */
+function databaseConfig(text: string, poolSize: number, env: NodeJS.ProcessEnv): DatabaseConfig {
+  if (text === '') return { engine: 'sqlite' };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`${named('database')} must be a postgres://USER@HOST:PORT/DB URL, got an unparsable value`);
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    throw new ConfigError(
+      `${named('database')} must be a postgres://USER@HOST:PORT/DB URL (or empty for SQLite in the data dir), got a ${url.protocol} URL`,
+    );
+  if (url.hostname === '' || url.pathname.replace(/^\//, '') === '')
+    throw new ConfigError(`${named('database')} must name a host and a database: postgres://USER@HOST:PORT/DB`);
+  const password = url.password !== '' ? decodeURIComponent(url.password) : env.PGPASSWORD || undefined;
+  const shown = new URL(url.href);
+  if (shown.password !== '') shown.password = '***';
+  return { engine: 'postgres', url: text, password, display: shown.href, poolSize };
 }
 
 const S3_PARAMS = new Set(['endpoint', 'region', 'path_style']);

@@ -32,8 +32,12 @@ async function withLock<T>(dataDir: string, fn: () => Promise<T>): Promise<T> {
 
 /** `guard-server export --out FILE|-`: the deployment of `config` as an archive. */
 export async function runExport(config: ServerConfig, out: string): Promise<TransferSummary> {
+  if (config.database.engine !== 'sqlite')
+    throw new Error(
+      'export reads an embedded deployment (SQLite in --data-dir); a PostgreSQL database is backed up with pg_dump',
+    );
   return withLock(config.dataDir, async () => {
-    const db = await openDatabase(config.dataDir);
+    const db = await openDatabase(config, { migrations: 'latest' });
     const masterKey = loadOrCreateMasterKey(config.dataDir);
     const store = await openObjectStore(config.objectStore, config.dataDir, {
       key: masterKey.derive('presign'),
@@ -76,7 +80,8 @@ export async function runImport(config: ServerConfig, from: string): Promise<Tra
     const archive: Readable = from === '-' ? process.stdin : createReadStream(from);
     let opened: Awaited<ReturnType<typeof openTarget>> | undefined;
     const openTarget = async () => {
-      const db = await openDatabase(config.dataDir);
+      // An empty target gets this release's schema (PostgreSQL too: import is a migration).
+      const db = await openDatabase(config, { migrations: 'latest' });
       const masterKey = loadOrCreateMasterKey(config.dataDir);
       const store = await openObjectStore(config.objectStore, config.dataDir, {
         key: masterKey.derive('presign'),
@@ -87,6 +92,7 @@ export async function runImport(config: ServerConfig, from: string): Promise<Tra
     try {
       return await importData(archive, {
         dataDir: config.dataDir,
+        now: () => new Date(),
         open: async () => {
           opened = await openTarget();
           return opened;

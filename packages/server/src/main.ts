@@ -2,17 +2,18 @@
 // or sets its exit code, always through EXIT_CODES (exit-codes.ts, docs/guard-server.md).
 //   guard-server [serve] [options]          run the service (the default command)
 //   guard-server setup [--json] [options]   headless bootstrap (DESIGN §6)
+//   guard-server migrate [options]          apply the database's pending migrations, then exit
 //   guard-server export --out FILE|-        the deployment's data as one archive
 //   guard-server import --in FILE|-         an archive into an empty deployment
 //   guard-server [command] --help | --version
 
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, loadServerConfig, parseServerArgs, SETTINGS, type ServerConfig } from './config.ts';
 import { EXIT_CODES, type ExitName } from './exit-codes.ts';
 import { SERVER_VERSION } from './version.ts';
 
-const COMMANDS = ['serve', 'setup', 'export', 'import'] as const;
+const COMMANDS = ['serve', 'setup', 'migrate', 'export', 'import'] as const;
 type Command = (typeof COMMANDS)[number];
 
 /** A command-line mistake: printed with the hint to the command's --help, exit 2. */
@@ -33,6 +34,7 @@ const EXIT_LINE = `Exit codes: ${Object.values(EXIT_CODES)
 /** What an empty default means, in the help (the docs table says the same). */
 const EMPTY_DEFAULTS: Record<string, string> = {
   publicUrl: 'http://<listen address>',
+  database: 'SQLite in the data dir',
   objectStore: '<data dir>/objects',
   tlsCert: 'none: plain HTTP',
   tlsKey: 'none: plain HTTP',
@@ -59,24 +61,52 @@ Docs: docs/deploy.md`;
     return `Usage: guard-server import --in FILE [--data-dir DIR] [--object-store URL] [--config FILE]
 
 Reads an archive of guard-server export into an empty deployment: the database of the
-settings (the SQLite file of --data-dir), the object store of --object-store, and the
+settings (--database, or the SQLite file of --data-dir), the object store of --object-store,
+and the
 master key into --data-dir (which must have none, or the same one). Rows go in one
 transaction; every object is checked against its size and SHA-256. --in - reads standard
 input. The settings are those of serve (guard-server serve --help).
 
 ${EXIT_LINE}
 Docs: docs/deploy.md`;
-  if (command === 'setup') {
-    return `Usage: guard-server setup [--json] [--data-dir DIR] [--config FILE]
+  if (command === 'migrate') {
+    return `Usage: guard-server migrate [--database URL] [--data-dir DIR] [--config FILE]
 
-Creates a tenant, its first admin and an enrolment token in the data directory (created and
-migrated when needed) and prints them once; the first setup of a data directory also creates
-the vendor support account. Only hashes are stored: nothing can be shown again.
+Applies the migrations this release brings that the database has not run, then exits. With
+PostgreSQL (--database postgres://USER@HOST:PORT/DB) run it once per upgrade, before the new
+release's replicas start: they refuse a database with pending migrations unless started with
+--migrate. Replicas still on the previous release keep running meanwhile. Safe to run twice
+or from several hosts at once (the migrations take a lock and run in one transaction).
+Without --database it migrates the SQLite database in the data directory (serve does that by
+itself at every start).
+
+Options:
+${columns([
+  [
+    '--database URL',
+    'postgres://USER@HOST:PORT/DB (GUARD_SERVER_DATABASE, key database; password from the URL or PGPASSWORD)',
+  ],
+  ['--data-dir DIR', 'the data directory (GUARD_SERVER_DATA_DIR, key data_dir; default ./data)'],
+  ['--config FILE', 'YAML config file (GUARD_SERVER_CONFIG)'],
+  ['-h, --help', 'this help'],
+])}
+
+${EXIT_LINE}
+Docs: docs/guard-server.md`;
+  }
+  if (command === 'setup') {
+    return `Usage: guard-server setup [--json] [--data-dir DIR | --database URL] [--config FILE]
+
+Creates a tenant, its first admin and an enrolment token in the database (the data
+directory's SQLite, or --database; created and migrated when needed) and prints them once;
+the first setup of a database also creates the vendor support account. Only hashes are
+stored: nothing can be shown again.
 
 Options:
 ${columns([
   ['--json', 'print one JSON object for scripts (tenant_id, admin_token, enroll_token, ...)'],
   ['--data-dir DIR', 'the data directory (GUARD_SERVER_DATA_DIR, key data_dir; default ./data)'],
+  ['--database URL', 'postgres://USER@HOST:PORT/DB instead of SQLite (GUARD_SERVER_DATABASE, key database)'],
   ['--config FILE', 'YAML config file (GUARD_SERVER_CONFIG)'],
   ['-h, --help', 'this help'],
 ])}
@@ -100,6 +130,7 @@ Usage:
 ${columns([
   ['guard-server [serve] [options]', 'run the service (the default command)'],
   ['guard-server setup [--json] [options]', 'create a tenant, its first admin and an enrolment token'],
+  ['guard-server migrate [options]', "apply the database's pending migrations and exit"],
   ['guard-server export --out FILE [options]', "write the deployment's data as one archive"],
   ['guard-server import --in FILE [options]', 'read an archive into an empty deployment'],
   ['guard-server <command> --help', "a command's own help"],
@@ -209,7 +240,7 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
   if (command === 'setup') {
     try {
       const [{ openDatabase }, { runSetup }] = await Promise.all([import('./db/index.ts'), import('./setup.ts')]);
-      const db = await openDatabase(config.dataDir);
+      const db = await openDatabase(config, { migrations: 'latest' });
       try {
         const result = await runSetup(db, () => new Date());
         if (json) process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -223,6 +254,26 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
       }
     } catch (error) {
       return failure('setup failed', error, config);
+    }
+    return 'ok';
+  }
+
+  if (command === 'migrate') {
+    try {
+      const { openDatabase, migrate, MIGRATION_NAMES } = await import('./db/index.ts');
+      const db = await openDatabase(config, { migrations: 'none' });
+      try {
+        const applied = await migrate(db);
+        process.stdout.write(
+          applied.length > 0
+            ? `Applied ${applied.length} migration(s): ${applied.join(', ')}.\n`
+            : `The database is up to date (${MIGRATION_NAMES.length} migrations).\n`,
+        );
+      } finally {
+        await db.destroy();
+      }
+    } catch (error) {
+      return failure('migrate failed', error, config);
     }
     return 'ok';
   }
@@ -256,8 +307,9 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
       `  health:         ${server.url}/healthz, ready: ${server.url}/readyz\n` +
       `  metrics:        ${server.metricsUrl ?? 'not served (--metrics-listen)'}\n` +
       `  data dir:       ${config.dataDir}\n` +
+      `  database:       ${config.database.engine === 'postgres' ? `PostgreSQL ${config.database.display}` : `SQLite ${join(config.dataDir, 'guard.db')}`}\n` +
       'Next:\n' +
-      `  create a tenant:   ${bin('server')} setup --data-dir ${config.dataDir} --json\n` +
+      `  create a tenant:   ${bin('server')} setup ${config.database.engine === 'postgres' ? `--database ${config.database.display}` : `--data-dir ${config.dataDir}`} --json\n` +
       `  enroll an agent:   ${bin('agent')} enroll --url ${server.url} --token-file FILE\n` +
       `  collect, upload:   ${bin('agent')} support-bundle collect; ${bin('agent')} support-bundle upload BUNDLE\n` +
       '  (or `npm run demo` for the whole round trip on a throw-away server)\n\n',

@@ -1,5 +1,6 @@
 // Test harness for guard-server integration tests: the real server on loopback (Fastify
-// listening on 127.0.0.1:0, real SQLite in a throw-away data dir, real object files), a
+// listening on 127.0.0.1:0, real SQLite in a throw-away data dir — or, in the PostgreSQL pass,
+// a throw-away database of the run's cluster: test-database.ts —, real object files), a
 // clock the tests move, and HTTP helpers that control every byte of a presigned PUT.
 // No mocks: requests go over TCP with fetch or node:http.
 
@@ -21,6 +22,7 @@ import type { AppDeps } from '../src/deps.ts';
 import { type RunningServer, startServer } from '../src/server.ts';
 import { runSetup, type SetupResult } from '../src/setup.ts';
 import { type LocalS3, startLocalS3, useTestCredentials } from './s3-harness.ts';
+import { databaseArgs, databaseFlags, dropTestDatabase } from './test-database.ts';
 
 const execFileP = promisify(execFile);
 
@@ -117,6 +119,7 @@ export async function startTestServer(
       'gc-interval': '3600',
       'metrics-listen': '',
       ...(s3 ? { 'object-store': s3.objectStoreUrl } : {}),
+      ...(await databaseFlags(dataDir)),
       ...options.flags,
     },
     {},
@@ -144,6 +147,7 @@ export async function startTestServer(
     },
     async cleanup() {
       await server.stop();
+      await dropTestDatabase(dataDir);
       await rm(dataDir, { recursive: true, force: true });
     },
   };
@@ -539,7 +543,8 @@ export { freePort } from './loopback.ts';
 
 /** `guard-server setup --data-dir DIR --json`: one JSON object on stdout. */
 export async function setupCli(dataDir: string): Promise<SetupResult> {
-  const { stdout } = await execFileP(SERVER_BIN, ['setup', '--data-dir', dataDir, '--json']);
+  const db = await databaseArgs(dataDir, { migrate: false });
+  const { stdout } = await execFileP(SERVER_BIN, ['setup', '--data-dir', dataDir, ...db, '--json']);
   return JSON.parse(stdout) as SetupResult;
 }
 
@@ -558,7 +563,15 @@ export interface SpawnedServer {
  * port (the start banner names it) unless `extraArgs` say otherwise.
  */
 export async function spawnServer(dataDir: string, port: number, extraArgs: string[] = []): Promise<SpawnedServer> {
-  const args = ['--data-dir', dataDir, '--listen', `127.0.0.1:${port}`, '--metrics-listen', '127.0.0.1:0'];
+  const args = [
+    '--data-dir',
+    dataDir,
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--metrics-listen',
+    '127.0.0.1:0',
+    ...(await databaseArgs(dataDir)),
+  ];
   const child = spawn(SERVER_BIN, [...args, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });

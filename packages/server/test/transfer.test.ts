@@ -28,6 +28,7 @@ import {
   waitFor,
 } from './harness.ts';
 import { type LocalS3, startLocalS3, TEST_CREDENTIALS, useTestCredentials } from './s3-harness.ts';
+import { testCluster } from './test-database.ts';
 import {
   type CreatedEndpoint,
   createEndpoint,
@@ -70,7 +71,7 @@ async function tableCounts(db: Awaited<ReturnType<typeof openDatabase>>): Promis
   return counts;
 }
 
-describe('export an embedded deployment, import it onto a new data dir and an S3 store', () => {
+describe('export an embedded deployment, import it onto SQLite or PostgreSQL with an S3 store', () => {
   let root: string;
   let tls: TestTls;
   let receiver: Receiver;
@@ -83,13 +84,54 @@ describe('export an embedded deployment, import it onto a new data dir and an S3
   let sourceCounts: Record<string, number>;
   const archive = () => join(root, 'guard-export.tar');
 
+  /** What a deployment imported from the source must serve (the source is stopped by then). */
+  async function assertServesTheSameData(target: WebhookServer): Promise<void> {
+    const eps = await api(target.url, 'GET', '/v1/webhooks/endpoints', { token: tenant.adminToken });
+    assert.equal(eps.status, 200, eps.text);
+    assert.deepEqual(
+      eps.json.endpoints.map((e: Loose) => [e.id, e.name, e.url]),
+      [[endpoint.id, 'siem', endpoint.url]],
+    );
+    const deliveries = await listDeliveries(target, tenant.adminToken, endpoint.id);
+    assert.equal(deliveries.length, 1);
+    assert.equal(deliveries[0].state, 'succeeded');
+
+    const list = await api(target.url, 'GET', '/v1/support/bundles', { token: tenant.adminToken });
+    assert.equal(list.status, 200, list.text);
+    assert.deepEqual(list.json.bundles.map((b: Loose) => b.bundle_id).sort(), bundles.map((b) => b.bundle_id).sort());
+    for (const b of bundles) {
+      const dl = await api(target.url, 'GET', `/v1/support/bundles/${b.bundle_id}/download`, {
+        token: tenant.adminToken,
+      });
+      assert.equal(dl.status, 302, dl.text);
+      const file = await fetch(dl.headers.get('location') ?? '');
+      assert.ok(Buffer.from(await file.arrayBuffer()).equals(b.bytes), `bundle ${b.bundle_id} differs`);
+    }
+    // The agent's key still works: a new bundle goes to the S3 store.
+    const fresh = await uploadBundle(target.url, tenant.agentKey, { size: 5000 });
+    assert.deepEqual(await target.deps.store.verify(fresh.object_key), { size: 5000, sha256: fresh.sha256 });
+  }
+
+  /** A test event from `target` verifies with the secret shown when the endpoint was created. */
+  async function assertSecretsDecryptable(target: WebhookServer): Promise<void> {
+    const before = receiver.hits.length;
+    const r = await api(target.url, 'POST', `/v1/webhooks/endpoints/${endpoint.id}/test`, {
+      token: tenant.adminToken,
+    });
+    assert.ok(r.status === 200 || r.status === 201 || r.status === 202, r.text);
+    await waitFor(() => receiver.hits.length > before, 'the test event');
+    const hit = receiver.hits[receiver.hits.length - 1];
+    assert.ok(independentlyVerified(hit.body, hit.headers['guard-signature'] as string, endpoint.secret));
+    assert.equal(hit.headers['x-siem-token'], 'custom-header-value');
+  }
+
   before(async () => {
     root = await makeTempDir('transfer');
     tls = await makeTestTls();
     receiver = await Receiver.start(tls);
     useTestCredentials();
     s3 = await startLocalS3();
-    source = await startWebhookServer({ caPem: tls.caPem, dataDir: join(root, 'source') });
+    source = await startWebhookServer({ caPem: tls.caPem, dataDir: join(root, 'source'), flags: { database: '' } });
     tenant = await newTenant(source);
     const port = (receiver.server.address() as { port: number }).port;
     endpoint = await createEndpoint(source, tenant.adminToken, {
@@ -154,7 +196,7 @@ describe('export an embedded deployment, import it onto a new data dir and an S3
       await readFile(join(root, 'source', 'master.key'), 'utf8'),
     );
     assert.equal((await stat(join(root, 'target', 'master.key'))).mode & 0o777, 0o600);
-    const db = await openDatabase(join(root, 'target'));
+    const db = await openDatabase({ dataDir: join(root, 'target') });
     try {
       assert.deepEqual(await tableCounts(db), sourceCounts);
     } finally {
@@ -168,43 +210,45 @@ describe('export an embedded deployment, import it onto a new data dir and an S3
       dataDir: join(root, 'target'),
       flags: { 'object-store': s3.objectStoreUrl },
     });
-    const eps = await api(target.url, 'GET', '/v1/webhooks/endpoints', { token: tenant.adminToken });
-    assert.equal(eps.status, 200, eps.text);
-    assert.deepEqual(
-      eps.json.endpoints.map((e: Loose) => [e.id, e.name, e.url]),
-      [[endpoint.id, 'siem', endpoint.url]],
-    );
-    const deliveries = await listDeliveries(target, tenant.adminToken, endpoint.id);
-    assert.equal(deliveries.length, 1);
-    assert.equal(deliveries[0].state, 'succeeded');
-
-    const list = await api(target.url, 'GET', '/v1/support/bundles', { token: tenant.adminToken });
-    assert.equal(list.status, 200, list.text);
-    assert.deepEqual(list.json.bundles.map((b: Loose) => b.bundle_id).sort(), bundles.map((b) => b.bundle_id).sort());
-    for (const b of bundles) {
-      const dl = await api(target.url, 'GET', `/v1/support/bundles/${b.bundle_id}/download`, {
-        token: tenant.adminToken,
-      });
-      assert.equal(dl.status, 302, dl.text);
-      const file = await fetch(dl.headers.get('location') ?? '');
-      assert.ok(Buffer.from(await file.arrayBuffer()).equals(b.bytes), `bundle ${b.bundle_id} differs`);
-    }
-    // The agent's key still works: a new bundle goes to the S3 store.
-    const fresh = await uploadBundle(target.url, tenant.agentKey, { size: 5000 });
-    assert.deepEqual(await target.deps.store.verify(fresh.object_key), { size: 5000, sha256: fresh.sha256 });
+    await assertServesTheSameData(target);
   });
 
   it("the endpoint's secret and custom header are still decryptable: a test event verifies with the secret shown at creation", async () => {
     assert.ok(target);
-    const before = receiver.hits.length;
-    const r = await api(target.url, 'POST', `/v1/webhooks/endpoints/${endpoint.id}/test`, {
-      token: tenant.adminToken,
-    });
-    assert.ok(r.status === 200 || r.status === 201 || r.status === 202, r.text);
-    await waitFor(() => receiver.hits.length > before, 'the test event');
-    const hit = receiver.hits[receiver.hits.length - 1];
-    assert.ok(independentlyVerified(hit.body, hit.headers['guard-signature'] as string, endpoint.secret));
-    assert.equal(hit.headers['x-siem-token'], 'custom-header-value');
+    await assertSecretsDecryptable(target);
+  });
+
+  it('import into PostgreSQL and another S3 bucket: the server on them serves the same data', async () => {
+    const cluster = await testCluster();
+    const url = await cluster.createDatabase('guard_import');
+    const bucket = await startLocalS3();
+    const dir = join(root, 'pg-target');
+    let pgTarget: WebhookServer | undefined;
+    try {
+      const r = await cli(
+        ['import', '--data-dir', dir, '--database', url, '--object-store', bucket.objectStoreUrl, '--in', archive()],
+        S3_ENV,
+      );
+      assert.equal(r.code, 0, r.stderr);
+      pgTarget = await startWebhookServer({
+        caPem: tls.caPem,
+        dataDir: dir,
+        flags: { database: url, 'object-store': bucket.objectStoreUrl },
+      });
+      assert.deepEqual(await tableCounts(pgTarget.deps.db), { ...sourceCounts });
+      await assertServesTheSameData(pgTarget);
+      await assertSecretsDecryptable(pgTarget);
+      const again = await cli(
+        ['import', '--data-dir', join(root, 'pg-again'), '--database', url, '--in', archive()],
+        S3_ENV,
+      );
+      assert.equal(again.code, 1);
+      assert.match(again.stderr, /already has tenants/);
+    } finally {
+      await pgTarget?.close();
+      await bucket.close();
+      await cluster.dropDatabase(url).catch(() => {});
+    }
   });
 
   it('import refuses a target that is not empty, and a data dir with another master key', async () => {
@@ -221,7 +265,7 @@ describe('export an embedded deployment, import it onto a new data dir and an S3
     const otherKey = await cli(['import', '--data-dir', otherKeyDir, '--in', archive()]);
     assert.equal(otherKey.code, 1);
     assert.match(otherKey.stderr, /another master key than the exported one/);
-    const db = await openDatabase(otherKeyDir);
+    const db = await openDatabase({ dataDir: otherKeyDir });
     try {
       assert.equal((await tableCounts(db)).tenants, 0, 'rows were written before the key was refused');
     } finally {

@@ -3,7 +3,7 @@
 // by the principal's tenant.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type Db, type Role, withStatements } from '../db/index.ts';
+import { type Db, engineOf, type Role, withStatements } from '../db/index.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { hashSecret, secretKind } from './secrets.ts';
 
@@ -26,13 +26,22 @@ export async function resolvePrincipal(db: Db, authorization: string | undefined
   const hash = hashSecret(secret);
   switch (secretKind(secret)) {
     case 'agentKey': {
-      // Every agent request resolves here: prepared SQL, not a query built per call.
-      const agent = await withStatements(db, (sql) =>
-        sql.get<{ id: string; tenant_id: string; hostname: string; environment: string }>(
-          'select id, tenant_id, hostname, environment from agents where api_key_hash = ? and revoked_at is null',
-          hash,
-        ),
-      );
+      // Every agent request resolves here: on SQLite prepared SQL, not a query built per call
+      // (building it costs more than running it there; a PostgreSQL round trip dwarfs both).
+      const agent =
+        engineOf(db) === 'sqlite'
+          ? await withStatements(db, (sql) =>
+              sql.get<{ id: string; tenant_id: string; hostname: string; environment: string }>(
+                'select id, tenant_id, hostname, environment from agents where api_key_hash = ? and revoked_at is null',
+                hash,
+              ),
+            )
+          : await db
+              .selectFrom('agents')
+              .select(['id', 'tenant_id', 'hostname', 'environment'])
+              .where('api_key_hash', '=', hash)
+              .where('revoked_at', 'is', null)
+              .executeTakeFirst();
       return (
         agent && {
           kind: 'agent',

@@ -56,6 +56,11 @@ export interface ArchiveManifest {
   objects: ArchiveObject[];
   /** Bundles whose object the source store no longer had (their download was already 410). */
   missing_objects: string[];
+  /**
+   * The oldest delivery or attempt (RFC 3339), or null: a PostgreSQL target makes its monthly
+   * partitions from that month on before the rows go in.
+   */
+  oldest_delivery_at: string | null;
 }
 
 export function tablePartName(table: TableName, part: number): string {

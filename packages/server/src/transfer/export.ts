@@ -102,6 +102,9 @@ export async function exportData(source: ExportSource, out: Writable): Promise<T
     else missing.push(b.object_key);
   }
 
+  const oldest = await sql<{ at: string | null }>`
+    select min(at) as at from (select min(created_at) as at from webhook_deliveries
+      union all select min(started_at) from webhook_attempts)`.execute(db);
   const manifest: ArchiveManifest = {
     format: ARCHIVE_FORMAT,
     version: ARCHIVE_VERSION,
@@ -110,6 +113,7 @@ export async function exportData(source: ExportSource, out: Writable): Promise<T
     tables,
     objects,
     missing_objects: missing,
+    oldest_delivery_at: oldest.rows[0]?.at ?? null,
   };
   const pack = tar.pack();
   const written = pipeline(pack, out);

@@ -16,8 +16,9 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
 import tar from 'tar-stream';
-import type { Database, Db } from '../db/index.ts';
+import { type Database, type Db, engineOf } from '../db/index.ts';
 import type { ObjectStore } from '../objects/index.ts';
+import { ensurePartitions } from '../webhooks/index.ts';
 import {
   ARCHIVE_FORMAT,
   ARCHIVE_VERSION,
@@ -112,12 +113,26 @@ async function insertRows(trx: Kysely<Database>, table: TableName, rows: Record<
 }
 
 /**
+ * PostgreSQL keeps deliveries and attempts in monthly partitions (a row of a month without one
+ * lands in the default partition, which then blocks that month's): they are made for every
+ * month from the oldest imported row's to two months ahead, before any row goes in.
+ */
+async function makePartitions(db: Db, oldest: string | null, now: Date): Promise<void> {
+  const from = oldest ? new Date(oldest) : now;
+  for (let m = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth(), 1)); m <= now; ) {
+    await ensurePartitions(db, m);
+    m = new Date(Date.UTC(m.getUTCFullYear(), m.getUTCMonth() + 1, 1));
+  }
+  await ensurePartitions(db, now);
+}
+
+/**
  * Imports `archive` into the target `open` returns, once the master key is in `dataDir`.
  * `open` is called once, after the key is placed: opening a target may create a key.
  */
 export async function importData(
   archive: Readable,
-  options: { dataDir: string; open: () => Promise<ImportTarget> },
+  options: { dataDir: string; open: () => Promise<ImportTarget>; now: () => Date },
 ): Promise<TransferSummary> {
   const extract = tar.extract();
   archive.pipe(extract);
@@ -161,6 +176,7 @@ export async function importData(
   if (expected.size > 0)
     throw new ImportError(`the archive ends its objects without ${expected.size} the manifest lists`);
 
+  if (engineOf(target.db) === 'postgres') await makePartitions(target.db, manifest.oldest_delivery_at, options.now());
   const counts = Object.fromEntries(TABLES.map((t) => [t, 0])) as Record<TableName, number>;
   await target.db.transaction().execute(async (trx) => {
     let order = 0;
