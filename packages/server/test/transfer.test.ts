@@ -174,7 +174,7 @@ describe('export an embedded deployment, import it onto SQLite or PostgreSQL wit
 
   it('export refuses while a guard-server serves the data dir', async () => {
     const port = await freePort();
-    const serving = await spawnServer(join(root, 'source'), port);
+    const serving = await spawnServer(join(root, 'source'), port, ['--database=']);
     try {
       const r = await cli(['export', '--data-dir', join(root, 'source'), '--out', join(root, 'busy.tar')]);
       assert.equal(r.code, 1);
@@ -208,7 +208,7 @@ describe('export an embedded deployment, import it onto SQLite or PostgreSQL wit
     target = await startWebhookServer({
       caPem: tls.caPem,
       dataDir: join(root, 'target'),
-      flags: { 'object-store': s3.objectStoreUrl },
+      flags: { database: '', 'object-store': s3.objectStoreUrl }, // the imported SQLite, in any run
     });
     await assertServesTheSameData(target);
   });
@@ -278,7 +278,7 @@ describe('export an embedded deployment, import it onto SQLite or PostgreSQL wit
     const r = await cli(['import', '--data-dir', dir, '--in', archive()]);
     assert.equal(r.code, 0, r.stderr);
     const port = await freePort();
-    const served = await spawnServer(dir, port);
+    const served = await spawnServer(dir, port, ['--database=']); // the imported SQLite, in any run
     try {
       for (const b of bundles) {
         const dl = await api(served.url, 'GET', `/v1/support/bundles/${b.bundle_id}/download`, {
