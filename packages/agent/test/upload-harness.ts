@@ -56,8 +56,11 @@ export interface GuardServer {
   close(): Promise<void>;
 }
 
-export async function startGuardServer(dataDir: string): Promise<GuardServer> {
-  const config = loadServerConfig({ 'data-dir': dataDir, listen: '127.0.0.1:0', 'log-level': 'silent' }, {}, dataDir);
+/** `objectStore`: the server's --object-store (an S3 store); default the embedded one. */
+export async function startGuardServer(dataDir: string, options: { objectStore?: string } = {}): Promise<GuardServer> {
+  const flags: Record<string, string> = { 'data-dir': dataDir, listen: '127.0.0.1:0', 'log-level': 'silent' };
+  if (options.objectStore) flags['object-store'] = options.objectStore;
+  const config = loadServerConfig(flags, {}, dataDir);
   const now = () => new Date();
   const server = await startServer(config, { now, logger: false });
   const requests: string[] = [];
