@@ -165,7 +165,7 @@ describe('export an embedded deployment, import it onto SQLite or PostgreSQL wit
     assert.equal(r.code, 0, r.stderr);
     assert.match(
       r.stderr,
-      /exported 2 object\(s\), 300001 bytes; rows: tenants 1, users 2, api_tokens 2, enrollment_tokens 1, agents 1, uploads 2, bundles 2/,
+      /exported 2 object\(s\), 300001 bytes; rows: tenants 1, users 2, api_tokens 2, sessions 0, password_links 0, enrollment_tokens 1, agents 1, uploads 2, bundles 2/,
     );
     assert.equal((await stat(archive())).mode & 0o777, 0o600);
     const again = await cli(['export', '--data-dir', join(root, 'source'), '--out', archive()]);

@@ -24,6 +24,8 @@ export const TABLES = [
   'tenants',
   'users',
   'api_tokens',
+  'sessions',
+  'password_links',
   'enrollment_tokens',
   'agents',
   'uploads',
