@@ -10,6 +10,7 @@ import { agentRoutes } from './agents/index.ts';
 import { apiDocs } from './api-docs.ts';
 import { auditRoutes } from './audit/index.ts';
 import { authenticateRequests, authRoutes } from './auth/index.ts';
+import { consoleRoutes } from './console/index.ts';
 import type { AppDeps } from './deps.ts';
 import { enrollmentRoutes } from './enrollment/index.ts';
 import { errorResponses } from './error-responses.ts';
@@ -53,6 +54,7 @@ export async function buildApp(deps: AppDeps, options: { logger?: boolean } = {}
   await app.register(signalRoutes, withWake);
   await app.register(webhookRoutes, withWake);
   await app.register(objectRoutes, deps); // its own content-type parser: raw streamed bodies
+  await app.register(consoleRoutes, deps); // the built SPA at /console/; `/` redirects there
   // /metrics is not here: it has its own listener (metrics-listener.ts, --metrics-listen).
   return app;
 }

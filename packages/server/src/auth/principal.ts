@@ -149,8 +149,7 @@ async function resolveSession(
 
 /**
  * Every request carries req.principal, resolved once its input passed validation. Routes
- * marked `config: { signIn: true }` (login, set-password) resolve no cookie: they need none,
- * and a stale one must not make them CSRF-checked.
+ * marked `config: { cookieless: true }` resolve no cookie (FastifyContextConfig below).
  */
 export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void {
   const sessions = new SessionsRepository(deps.db);
@@ -163,7 +162,7 @@ export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void
       req.principal = await resolvePrincipal(deps.db, authorization, deps.now);
       return;
     }
-    if (req.routeOptions.config?.signIn) return;
+    if (req.routeOptions.config?.cookieless) return;
     const token = readSessionCookie(req.headers.cookie);
     if (token === undefined) return;
     const principal = await resolveSession(deps, sessions, token);
@@ -187,8 +186,12 @@ declare module 'fastify' {
     principal: Principal | undefined;
   }
   interface FastifyContextConfig {
-    /** A route that signs in without a session (login, set-password): no cookie is resolved. */
-    signIn?: boolean;
+    /**
+     * No session cookie is resolved: routes that sign in without a session (login,
+     * set-password), where a stale cookie must not make them CSRF-checked, and the console's
+     * static files, which need no principal.
+     */
+    cookieless?: boolean;
   }
 }
 

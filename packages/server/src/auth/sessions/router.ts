@@ -19,7 +19,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app,
   app.post(
     '/v1/auth/login',
     {
-      config: { signIn: true },
+      config: { cookieless: true },
       schema: {
         tags: ['auth'],
         summary:
@@ -79,7 +79,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app,
   app.get(
     '/v1/auth/password-links/:token',
     {
-      config: { signIn: true },
+      config: { cookieless: true },
       schema: {
         tags: ['auth'],
         summary: 'Check a one-time set-password link: 404 unknown, 410 used or expired',
@@ -95,7 +95,7 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app,
   app.post(
     '/v1/auth/set-password',
     {
-      config: { signIn: true },
+      config: { cookieless: true },
       schema: {
         tags: ['auth'],
         summary: "Set a password with a one-time link (it then stops working; the user's sessions end)",
