@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import axe from 'axe-core';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { ensureConsoleBuilt } from '../../../scripts/build-console.ts';
+import { runSetup, type SetupResult } from '../../server/src/setup.ts';
 import { enrollAgent } from '../../server/test/harness.ts';
 import {
   makeTestTls,
@@ -23,7 +24,6 @@ import {
   type TestTls,
   type WebhookServer,
 } from '../../server/test/webhook-harness.ts';
-import { runSetup, type SetupResult } from '../../server/src/setup.ts';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 export const SCREENSHOT_DIR = join(REPO, 'docs', 'console');
@@ -108,9 +108,12 @@ export async function newContext(world: ConsoleWorld, viewport = WIDE): Promise<
 /** A page that records uncaught errors, console errors and CSP violations for checkPage. */
 export async function newPage(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
   const p: PageProblems = { errors: [] };
   problems.set(page, p);
   page.on('pageerror', (e) => p.errors.push(`uncaught: ${e.message}`));
+  if (process.env.GUARD_CONSOLE_DEBUG)
+    page.on('response', (r) => console.error(`${r.status()} ${r.request().method()} ${r.url()}`));
   page.on('console', (m) => {
     // A failed request (a 401 while signed out, a 403 a test provokes) is logged by Chromium
     // as a console error; those are the tests' own doing. Anything else is a fault.

@@ -75,7 +75,8 @@ describe('an admin adds a webhook endpoint in the console', () => {
     assert.ok(described, 'the URL field points at its error');
     const error = await page.locator(`[id="${described.split(' ').at(-1)}"]`).textContent();
     assert.match(error ?? '', /https:\/\//);
-    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-invalid')), 'true');
+    // Focus moves to the field to fix.
+    await page.waitForFunction(() => document.activeElement?.getAttribute('aria-invalid') === 'true');
     await checkPage(page, 'add-endpoint-invalid-url');
     assert.deepEqual(await endpointsViaApi(), []);
   });
@@ -152,7 +153,9 @@ describe('an admin adds a webhook endpoint in the console', () => {
     assert.equal(await page.getByLabel('Signing secret').count(), 0);
     const html = await page.content();
     assert.ok(!html.includes(secret), 'the page source holds no secret');
-    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }));
+    const stored = await page.evaluate(
+      () => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }),
+    );
     assert.ok(!stored.includes(secret), 'web storage holds no secret');
     assert.ok(!(await page.evaluate(() => JSON.stringify(history.state))).includes(secret), 'history holds no secret');
   });
@@ -210,7 +213,9 @@ describe('an admin adds a webhook endpoint in the console', () => {
     }
     const again = verdicts.at(-1) as (typeof verdicts)[number];
     assert.ok(again.verified);
-    assert.ok(verdicts.slice(0, before).some((v) => v.hit.headers['guard-delivery'] === again.hit.headers['guard-delivery']));
+    assert.ok(
+      verdicts.slice(0, before).some((v) => v.hit.headers['guard-delivery'] === again.hit.headers['guard-delivery']),
+    );
   });
 
   test('Disable and Enable switch the endpoint; Delete asks first, then removes it', async () => {
@@ -233,7 +238,12 @@ describe('an admin adds a webhook endpoint in the console', () => {
 
   test('Sign out ends the session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    try {
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    } catch (e) {
+      console.log('BODY', page.url(), await page.locator('body').innerHTML());
+      throw e;
+    }
     const res = await page.request.get('/v1/auth/session');
     assert.equal(res.status(), 401);
   });

@@ -2,8 +2,8 @@
 // feature's pages load on first visit (one chunk per page), so the first page loads only
 // the shell and itself.
 
-import type { ComponentType } from 'react';
-import { createBrowserRouter, Navigate } from 'react-router';
+import { type ComponentType, useEffect } from 'react';
+import { createBrowserRouter, Navigate, useRouteError } from 'react-router';
 import { Page } from '../components/page.tsx';
 import { can, homePath, SetPasswordPage, useUser } from '../features/auth/index.ts';
 import { SignedInLayout } from './signed-in-layout.tsx';
@@ -29,6 +29,8 @@ function NotFound() {
 }
 
 function RouteError() {
+  const error = useRouteError();
+  useEffect(() => console.error('console page failed:', error), [error]);
   return (
     <main id="main" className="auth-page">
       <div className="auth-card">

@@ -7,7 +7,7 @@ import { Outlet, useNavigate } from 'react-router';
 import { AppShell, type NavItem } from '../components/layouts/app-shell.tsx';
 import { ErrorNotice } from '../components/query-states.tsx';
 import { SESSION_ENDED_KEY } from '../features/auth/api/session.ts';
-import { can, type Role, SignInPage, useSession, useSignOut } from '../features/auth/index.ts';
+import { can, type Role, SignInPage, UserContext, useSession, useSignOut } from '../features/auth/index.ts';
 
 function navFor(role: Role): NavItem[] {
   const items: NavItem[] = [];
@@ -40,7 +40,9 @@ export function SignedInLayout() {
       signingOut={signOut.isPending}
       onSignOut={() => signOut.mutate(undefined, { onSettled: () => navigate('/', { replace: true }) })}
     >
-      <Outlet />
+      <UserContext.Provider value={user}>
+        <Outlet />
+      </UserContext.Provider>
     </AppShell>
   );
 }

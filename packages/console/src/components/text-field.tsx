@@ -1,14 +1,22 @@
 import { type InputHTMLAttributes, useId } from 'react';
 
-/** A labelled input with an optional hint and an error tied to it (aria-invalid, aria-describedby). */
+/**
+ * A labelled input with a hint and an error tied to it (aria-invalid, aria-describedby).
+ * With `messageLines`, hint and error share one slot of that many lines, the error replacing
+ * the hint: a check that runs when the field loses focus then moves nothing on the page, so
+ * the button the pointer is pressing (the blur comes from pressing it) stays under it.
+ */
 export function TextField({
   label,
   hint,
   error,
+  messageLines,
   ...input
-}: { label: string; hint?: string; error?: string } & InputHTMLAttributes<HTMLInputElement>) {
+}: { label: string; hint?: string; error?: string; messageLines?: 1 | 2 | 3 } & InputHTMLAttributes<HTMLInputElement>) {
   const id = useId();
-  const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  const shared = messageLines !== undefined;
+  const hintShown = hint && !(shared && error);
+  const described = [hintShown ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
@@ -19,15 +27,33 @@ export function TextField({
         aria-describedby={described || undefined}
         {...input}
       />
-      {hint && (
-        <p className="hint" id={`${id}-hint`}>
-          {hint}
-        </p>
-      )}
-      {error && (
-        <p className="error" id={`${id}-error`}>
-          {error}
-        </p>
+      {shared ? (
+        <div className={`message lines-${messageLines}`} aria-live="polite">
+          {error ? (
+            <p className="error" id={`${id}-error`}>
+              {error}
+            </p>
+          ) : (
+            hint && (
+              <p className="hint" id={`${id}-hint`}>
+                {hint}
+              </p>
+            )
+          )}
+        </div>
+      ) : (
+        <>
+          {hint && (
+            <p className="hint" id={`${id}-hint`}>
+              {hint}
+            </p>
+          )}
+          {error && (
+            <p className="error" id={`${id}-error`}>
+              {error}
+            </p>
+          )}
+        </>
       )}
     </div>
   );

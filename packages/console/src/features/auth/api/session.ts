@@ -2,9 +2,8 @@
 // query cache under SESSION_KEY; null means signed out (the app then shows the sign-in form
 // in place, so the URL — a console_url, say — opens once signed in).
 
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type QueryClient, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { ApiError, api, type paths, setCsrfToken, unwrap } from '../../../lib/api-client.ts';
-import { can, type Permission } from '../permissions.ts';
 
 export const SESSION_KEY = ['session'] as const;
 /** Set when the server ended the session (a 401 mid-use), so the sign-in form says why. */
@@ -12,6 +11,14 @@ export const SESSION_ENDED_KEY = ['session-ended'] as const;
 
 export type Session = paths['/v1/auth/session']['get']['responses'][200]['content']['application/json'];
 export type SessionUser = Session['user'];
+
+/**
+ * Drops every cached answer but the session's own entry: the layout observes that entry, and
+ * a query removed from the cache would no longer reach it.
+ */
+function forgetAllButSession(client: QueryClient): void {
+  client.removeQueries({ predicate: (q) => q.queryKey[0] !== SESSION_KEY[0] });
+}
 
 function adopt(session: Session): Session {
   setCsrfToken(session.csrf_token);
@@ -34,18 +41,6 @@ export function useSession() {
   return useQuery({ queryKey: SESSION_KEY, queryFn: fetchSession, staleTime: Number.POSITIVE_INFINITY, retry: 1 });
 }
 
-/** The signed-in user; only under the app's signed-in routes, where a session exists. */
-export function useUser(): SessionUser {
-  const { data } = useSession();
-  if (!data) throw new Error('useUser outside a signed-in page');
-  return data.user;
-}
-
-export function useCan(permission: Permission): boolean {
-  const { data } = useSession();
-  return can(data?.user.role, permission);
-}
-
 export function useSignIn() {
   const client = useQueryClient();
   return useMutation({
@@ -53,7 +48,7 @@ export function useSignIn() {
     mutationFn: async (body: { email: string; password: string }) =>
       adopt(await unwrap(api.POST('/v1/auth/login', { body }))),
     onSuccess: (session) => {
-      client.clear();
+      forgetAllButSession(client);
       client.setQueryData(SESSION_KEY, session);
     },
   });
@@ -65,8 +60,8 @@ export function useSignOut() {
     mutationFn: () => unwrap(api.POST('/v1/auth/logout')),
     onSettled: () => {
       setCsrfToken(undefined);
-      client.clear();
       client.setQueryData(SESSION_KEY, null);
+      forgetAllButSession(client);
     },
   });
 }

@@ -1,7 +1,7 @@
 import type { ReactNode } from 'react';
 import { Page } from '../../../components/page.tsx';
-import { useCan } from '../api/session.ts';
 import type { Permission } from '../permissions.ts';
+import { useCan } from '../user-context.ts';
 
 /** Renders its children only for roles with `permission`; others read why. */
 export function Gate({ permission, children }: { permission: Permission; children: ReactNode }) {

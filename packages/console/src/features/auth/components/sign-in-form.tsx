@@ -12,16 +12,16 @@ function signInMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export function SignInForm({ email: initialEmail = '' }: { email?: string }) {
+export function SignInForm({ email: initialEmail = '', onSignedIn }: { email?: string; onSignedIn?: () => void }) {
   const signIn = useSignIn();
   const [email, setEmail] = useState(initialEmail);
   const [password, setPassword] = useState('');
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
-    signIn.mutate({ email, password });
+    signIn.mutate({ email, password }, { onSuccess: onSignedIn });
   };
   return (
-    <form className="form" onSubmit={onSubmit} noValidate={false}>
+    <form className="form" onSubmit={onSubmit}>
       {signIn.error && <WriteError error={new Error(signInMessage(signIn.error))} />}
       <TextField
         label="Email"

@@ -1,6 +1,7 @@
 // The target of a one-time set-password link: /console/set-password#<token>.
 
 import { type FormEvent, useState } from 'react';
+import { useNavigate } from 'react-router';
 import { BlockSkeleton, WriteError } from '../../../components/query-states.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
@@ -23,6 +24,7 @@ export function SetPasswordPage() {
   const setPassword = useSetPassword();
   const [password, setPasswordValue] = useState('');
   const [problem, setProblem] = useState<string>();
+  const navigate = useNavigate();
 
   if (setPassword.isSuccess)
     return (
@@ -30,7 +32,7 @@ export function SetPasswordPage() {
         <div className="notice ok" role="status">
           <p>Your password is set. Sign in with it now.</p>
         </div>
-        <SignInForm email={link.data?.email} />
+        <SignInForm email={link.data?.email} onSignedIn={() => navigate('/', { replace: true })} />
       </AuthCard>
     );
 
@@ -54,7 +56,7 @@ export function SetPasswordPage() {
           <p>{linkProblem(link.error)}</p>
         </div>
       ) : (
-        <form className="form" onSubmit={onSubmit}>
+        <form className="form" onSubmit={onSubmit} noValidate>
           <p>
             For <strong>{link.data.email}</strong>. This link works once.
           </p>

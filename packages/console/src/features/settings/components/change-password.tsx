@@ -29,7 +29,7 @@ export function ChangePassword() {
   return (
     <section className="card" aria-labelledby="password-heading">
       <h2 id="password-heading">Password</h2>
-      <form className="form" onSubmit={onSubmit}>
+      <form className="form" onSubmit={onSubmit} noValidate>
         {change.isSuccess && (
           <p className="notice ok" role="status">
             Password changed. Your other sessions were signed out.

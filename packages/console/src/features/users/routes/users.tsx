@@ -83,7 +83,7 @@ function Users() {
                           className="button small"
                           disabled={link.isPending}
                           onClick={() => link.mutate(u.id)}
-                          aria-label={`New set-password link for ${u.email}`}
+                          aria-label={`New link for ${u.email}`}
                         >
                           New link
                         </button>

@@ -2,7 +2,7 @@
 // custom header rows. Nothing is sent while a field is wrong; the server's own refusal of a
 // URL or header is shown on that field too.
 
-import { type FormEvent, useId, useRef, useState } from 'react';
+import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import { WriteError } from '../../../components/query-states.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
@@ -87,6 +87,12 @@ export function EndpointForm({
   );
   const [touched, setTouched] = useState({ name: false, url: false, headers: false });
   const [sent, setSent] = useState<EndpointInput>();
+  // After a refused submit, focus moves to the first field to fix (once it shows its error).
+  const formRef = useRef<HTMLFormElement>(null);
+  const [refusals, setRefusals] = useState(0);
+  useEffect(() => {
+    if (refusals > 0) formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+  }, [refusals]);
 
   const problems = {
     name: nameProblem(name),
@@ -106,9 +112,7 @@ export function EndpointForm({
     e.preventDefault();
     setTouched({ name: true, url: true, headers: true });
     if (problems.name || problems.url || problems.headers.some((p) => p.name || p.value)) {
-      // Focus the first field that needs fixing, as a screen reader user would want.
-      const form = e.currentTarget as HTMLFormElement;
-      form.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus();
+      setRefusals((n) => n + 1);
       return;
     }
     const input = { name: name.trim(), url: url.trim(), headers: headersObject(rows) };
@@ -117,7 +121,7 @@ export function EndpointForm({
   };
 
   return (
-    <form className="form card" onSubmit={submit} noValidate aria-labelledby={headingId}>
+    <form className="form card" ref={formRef} onSubmit={submit} noValidate aria-labelledby={headingId}>
       <h2 id={headingId} className="visually-hidden">
         Endpoint
       </h2>
@@ -128,6 +132,7 @@ export function EndpointForm({
         maxLength={NAME_MAX_LENGTH}
         autoComplete="off"
         hint="Shown in this console only, e.g. “SIEM ingest”."
+        messageLines={2}
         error={touched.name ? problems.name : undefined}
         onChange={(e) => setName(e.target.value)}
         onBlur={() => setTouched((t) => ({ ...t, name: true }))}
@@ -141,6 +146,7 @@ export function EndpointForm({
         spellCheck={false}
         placeholder="https://hooks.example.com/guard"
         hint="Where Guard POSTs each signal. https:// only."
+        messageLines={2}
         error={(touched.url ? problems.url : undefined) ?? serverUrl}
         onChange={(e) => setUrl(e.target.value)}
         onBlur={() => setTouched((t) => ({ ...t, url: true }))}

@@ -4,7 +4,7 @@ import { CopyField } from '../../../components/copy-field.tsx';
 export function SecretReveal({ secret, onDone }: { secret: string; onDone: () => void }) {
   return (
     <section className="card" aria-labelledby="secret-heading">
-      <h2 id="secret-heading">Endpoint created: copy its signing secret now</h2>
+      <h2 id="secret-heading">Endpoint created: store its secret now</h2>
       <div className="notice warn">
         <p>
           <strong>This secret is shown only once.</strong> Guard keeps it encrypted and cannot show it again. Store it
