@@ -200,6 +200,8 @@ describe('an admin adds a webhook endpoint in the console', () => {
 
   test('Redeliver sends the delivery again with the same Guard-Delivery', async () => {
     await open(page, '/settings/integrations/webhooks');
+    await waitForText(page.getByRole('table', { name: 'Webhook endpoints' }), 'succeeded');
+    await checkPage(page, 'webhooks-admin');
     await page.getByRole('link', { name: 'SIEM ingest' }).click();
     const deliveries = page.getByRole('table', { name: /Deliveries to this endpoint/ });
     await waitForText(deliveries, 'succeeded');

@@ -44,3 +44,13 @@ export function useAuditLog(filters: AuditFilters, before: string | undefined) {
     placeholderData: keepPreviousData,
   });
 }
+
+/** The tenant's servers, to pick one in the filters by hostname (tenant users only). */
+export function useServerChoices(enabled: boolean) {
+  return useQuery({
+    queryKey: ['servers'],
+    queryFn: () => unwrap(api.GET('/v1/servers')),
+    staleTime: 60_000,
+    enabled,
+  });
+}

@@ -1,5 +1,5 @@
 import { type FormEvent, useId } from 'react';
-import type { BundleFilters as Filters } from '../api/bundles.ts';
+import { type BundleFilters as Filters, useServerChoices } from '../api/bundles.ts';
 
 export function BundleFilters({
   value,
@@ -11,6 +11,7 @@ export function BundleFilters({
   acrossTenants: boolean;
 }) {
   const id = useId();
+  const servers = useServerChoices(!acrossTenants).data?.servers ?? [];
   const onSubmit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
@@ -38,10 +39,24 @@ export function BundleFilters({
           <input id={`${id}-tenant`} name="tenant_id" defaultValue={value.tenant_id} />
         </div>
       )}
-      <div className="field">
-        <label htmlFor={`${id}-agent`}>Server ID</label>
-        <input id={`${id}-agent`} name="agent_id" defaultValue={value.agent_id} />
-      </div>
+      {acrossTenants ? (
+        <div className="field">
+          <label htmlFor={`${id}-agent`}>Server ID</label>
+          <input id={`${id}-agent`} name="agent_id" defaultValue={value.agent_id} />
+        </div>
+      ) : (
+        <div className="field">
+          <label htmlFor={`${id}-agent`}>Server</label>
+          <select id={`${id}-agent`} name="agent_id" defaultValue={value.agent_id ?? ''}>
+            <option value="">Any</option>
+            {servers.map((s) => (
+              <option key={s.id} value={s.id}>
+                {s.hostname}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
       <div className="field">
         <label htmlFor={`${id}-trigger`}>Trigger</label>
         <select id={`${id}-trigger`} name="trigger" defaultValue={value.trigger ?? ''}>

@@ -3,6 +3,7 @@ import { Page } from '../../../components/page.tsx';
 import { Pager } from '../../../components/pager.tsx';
 import { EmptyState, ErrorNotice, TableSkeleton } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
 import { useKeysetPager } from '../../../lib/keyset-pager.ts';
 import { useUrlFilters } from '../../../lib/search-params.ts';
 import { Gate, useUser } from '../../auth/index.ts';
@@ -32,7 +33,7 @@ function AuditLog() {
         )}
         <div className="field">
           <label htmlFor="audit-action">Action</label>
-          <input id="audit-action" name="action" defaultValue={filters.action} placeholder="bundle.read" />
+          <input id="audit-action" name="action" defaultValue={filters.action} placeholder="bundle.show" />
         </div>
         <button type="submit" className="button">
           Apply filters
@@ -48,7 +49,7 @@ function AuditLog() {
         </EmptyState>
       ) : (
         <>
-          <div className="table-wrap">
+          <TableWrap>
             <table>
               <caption className="visually-hidden">Audit entries, newest first</caption>
               <thead>
@@ -76,7 +77,7 @@ function AuditLog() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           <Pager pager={pager} nextBefore={audit.data.next_before} label="Audit log" />
         </>
       )}

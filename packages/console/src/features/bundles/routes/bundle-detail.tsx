@@ -2,6 +2,7 @@ import { useParams } from 'react-router';
 import { Page } from '../../../components/page.tsx';
 import { BlockSkeleton, ErrorNotice } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
 import { formatBytes } from '../../../lib/bytes.ts';
 import { Gate } from '../../auth/index.ts';
 import { bundleDownloadUrl, useBundle } from '../api/bundles.ts';
@@ -62,7 +63,7 @@ function BundleDetail() {
 
       <section aria-labelledby="bundle-contents">
         <h2 id="bundle-contents">Contents</h2>
-        <div className="table-wrap">
+        <TableWrap>
           <table>
             <caption className="visually-hidden">Members of the bundle, with the size and SHA-256 stored</caption>
             <thead>
@@ -84,7 +85,7 @@ function BundleDetail() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       </section>
 
       <div className="card-grid">

@@ -3,6 +3,7 @@ import { Page } from '../../../components/page.tsx';
 import { Pager } from '../../../components/pager.tsx';
 import { EmptyState, ErrorNotice, TableSkeleton } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
 import { formatBytes } from '../../../lib/bytes.ts';
 import { useKeysetPager } from '../../../lib/keyset-pager.ts';
 import { useUrlFilters } from '../../../lib/search-params.ts';
@@ -49,7 +50,7 @@ function BundlesList() {
         </EmptyState>
       ) : (
         <>
-          <div className="table-wrap">
+          <TableWrap>
             <table>
               <caption className="visually-hidden">Support bundles, newest first</caption>
               <thead>
@@ -82,7 +83,7 @@ function BundlesList() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           <Pager pager={pager} nextBefore={bundles.data.next_before} label="Bundles" />
         </>
       )}

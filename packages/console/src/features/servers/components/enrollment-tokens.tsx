@@ -6,6 +6,7 @@ import { ConfirmAction } from '../../../components/confirm-action.tsx';
 import { CopyField } from '../../../components/copy-field.tsx';
 import { EmptyState, ErrorNotice, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
 import { useCreateEnrollmentToken, useEnrollmentTokens, useRevokeEnrollmentToken } from '../api/servers.ts';
 
 const LIFETIMES = [
@@ -88,7 +89,7 @@ export function EnrollmentTokens() {
           <p>Create one above to enrol your first server.</p>
         </EmptyState>
       ) : (
-        <div className="table-wrap">
+        <TableWrap>
           <table>
             <caption className="visually-hidden">Enrolment tokens</caption>
             <thead>
@@ -132,7 +133,7 @@ export function EnrollmentTokens() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );

@@ -1,4 +1,5 @@
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
 
 export interface ServerRow {
   id: string;
@@ -18,7 +19,7 @@ function state(s: ServerRow): { label: string; tone: string } {
 
 export function ServerTable({ servers }: { servers: ServerRow[] }) {
   return (
-    <div className="table-wrap">
+    <TableWrap>
       <table>
         <caption className="visually-hidden">Enrolled servers</caption>
         <thead>
@@ -56,6 +57,6 @@ export function ServerTable({ servers }: { servers: ServerRow[] }) {
           })}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }

@@ -3,6 +3,7 @@ import { ConfirmAction } from '../../../components/confirm-action.tsx';
 import { CopyField } from '../../../components/copy-field.tsx';
 import { ErrorNotice, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { useApiTokens, useCreateApiToken, useRevokeApiToken } from '../api/account.ts';
 
@@ -53,7 +54,7 @@ export function ApiTokens() {
       ) : tokens.data.tokens.length === 0 ? (
         <p className="hint">You have no API tokens.</p>
       ) : (
-        <div className="table-wrap">
+        <TableWrap>
           <table>
             <caption className="visually-hidden">Your API tokens</caption>
             <thead>
@@ -85,7 +86,7 @@ export function ApiTokens() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );

@@ -25,7 +25,7 @@ export function ChangePassword() {
         },
       );
   };
-  const wrongCurrent = change.error instanceof ApiError && change.error.status === 401;
+  const wrongCurrent = change.error instanceof ApiError && change.error.code === 'wrong_password';
   return (
     <section className="card" aria-labelledby="password-heading">
       <h2 id="password-heading">Password</h2>

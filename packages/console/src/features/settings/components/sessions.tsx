@@ -1,5 +1,6 @@
 import { ErrorNotice, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
 import { useRevokeSession, useSessions } from '../api/account.ts';
 
 export function Sessions() {
@@ -15,7 +16,7 @@ export function Sessions() {
       ) : sessions.isError ? (
         <ErrorNotice error={sessions.error} what="your sessions" onRetry={() => sessions.refetch()} />
       ) : (
-        <div className="table-wrap">
+        <TableWrap>
           <table>
             <caption className="visually-hidden">Your sessions</caption>
             <thead>
@@ -59,7 +60,7 @@ export function Sessions() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </section>
   );

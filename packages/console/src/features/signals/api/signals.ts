@@ -34,3 +34,12 @@ export function useSignalDeliveries(id: string) {
       query.state.data?.deliveries.some((d) => d.status === 'pending' || d.status === 'retrying') ? 3000 : false,
   });
 }
+
+/** The tenant's servers, to pick one in the filters by hostname. */
+export function useServerChoices() {
+  return useQuery({
+    queryKey: ['servers'],
+    queryFn: () => unwrap(api.GET('/v1/servers')),
+    staleTime: 60_000,
+  });
+}

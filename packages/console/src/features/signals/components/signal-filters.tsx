@@ -1,10 +1,11 @@
 import { type FormEvent, useId } from 'react';
-import type { SignalFilters as Filters } from '../api/signals.ts';
+import { type SignalFilters as Filters, useServerChoices } from '../api/signals.ts';
 import { SEVERITIES } from '../severity.ts';
 
 /** Filters of the signals list; applied on submit so typing does not fetch on each key. */
 export function SignalFilters({ value, onChange }: { value: Filters; onChange: (f: Filters) => void }) {
   const id = useId();
+  const servers = useServerChoices().data?.servers ?? [];
   const onSubmit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
     const form = new FormData(e.currentTarget);
@@ -48,8 +49,18 @@ export function SignalFilters({ value, onChange }: { value: Filters; onChange: (
         />
       </div>
       <div className="field">
-        <label htmlFor={`${id}-server`}>Server ID</label>
-        <input id={`${id}-server`} name="server_id" defaultValue={value.server_id} />
+        <label htmlFor={`${id}-server`}>Server</label>
+        <select id={`${id}-server`} name="server_id" defaultValue={value.server_id ?? ''}>
+          <option value="">Any</option>
+          {value.server_id && !servers.some((s) => s.id === value.server_id) && (
+            <option value={value.server_id}>{value.server_id}</option>
+          )}
+          {servers.map((s) => (
+            <option key={s.id} value={s.id}>
+              {s.hostname}
+            </option>
+          ))}
+        </select>
       </div>
       <div className="field">
         <label htmlFor={`${id}-since`}>From (UTC)</label>

@@ -1,5 +1,6 @@
 import { Link } from 'react-router';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
 import { SeverityBadge } from './severity-badge.tsx';
 
 export interface SignalRow {
@@ -14,7 +15,7 @@ export interface SignalRow {
 
 export function SignalTable({ signals }: { signals: SignalRow[] }) {
   return (
-    <div className="table-wrap">
+    <TableWrap>
       <table>
         <caption className="visually-hidden">Signals, newest first</caption>
         <thead>
@@ -45,6 +46,6 @@ export function SignalTable({ signals }: { signals: SignalRow[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }

@@ -5,6 +5,7 @@ import { DeliveryStatusBadge } from '../../../components/delivery-status.tsx';
 import { Page } from '../../../components/page.tsx';
 import { BlockSkeleton, EmptyState, ErrorNotice, TableSkeleton } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
 import { useSignal, useSignalDeliveries } from '../api/signals.ts';
 import { SeverityBadge } from '../components/severity-badge.tsx';
 
@@ -22,7 +23,7 @@ function Deliveries({ signalId }: { signalId: string }) {
       </EmptyState>
     );
   return (
-    <div className="table-wrap">
+    <TableWrap>
       <table>
         <caption className="visually-hidden">Deliveries of this signal, one per endpoint</caption>
         <thead>
@@ -60,7 +61,7 @@ function Deliveries({ signalId }: { signalId: string }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 

@@ -3,11 +3,12 @@ import { ConfirmAction } from '../../../components/confirm-action.tsx';
 import { Page } from '../../../components/page.tsx';
 import { ErrorNotice, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
 import { Gate, useUser } from '../../auth/index.ts';
 import { type UserRole, useChangeRole, useNewPasswordLink, useRemoveUser, useUsers } from '../api/users.ts';
 import { AddUserForm, SetPasswordLink } from '../components/add-user-form.tsx';
 
-function RoleSelect({ id, email, role, self }: { id: string; email: string; role: UserRole; self: boolean }) {
+function RoleSelect({ id, email, role }: { id: string; email: string; role: UserRole }) {
   const selectId = useId();
   const change = useChangeRole();
   return (
@@ -24,7 +25,6 @@ function RoleSelect({ id, email, role, self }: { id: string; email: string; role
         <option value="member">member</option>
         <option value="admin">admin</option>
       </select>
-      {self && <span className="hint"> (you)</span>}
       <WriteError error={change.error} />
     </>
   );
@@ -46,7 +46,7 @@ function Users() {
       ) : users.isError ? (
         <ErrorNotice error={users.error} what="the users" onRetry={() => users.refetch()} />
       ) : (
-        <div className="table-wrap">
+        <TableWrap>
           <table>
             <caption className="visually-hidden">Users</caption>
             <thead>
@@ -64,9 +64,12 @@ function Users() {
             <tbody>
               {users.data.users.map((u) => (
                 <tr key={u.id}>
-                  <td className="wrap">{u.email}</td>
+                  <td className="wrap">
+                    {u.email}
+                    {u.id === me.id && <span className="hint"> (you)</span>}
+                  </td>
                   <td className="nowrap">
-                    <RoleSelect id={u.id} email={u.email} role={u.role as UserRole} self={u.id === me.id} />
+                    <RoleSelect id={u.id} email={u.email} role={u.role as UserRole} />
                   </td>
                   <td>{u.has_password ? 'set' : <span className="badge warn">not set yet</span>}</td>
                   <td className="nowrap">
@@ -101,7 +104,7 @@ function Users() {
               ))}
             </tbody>
           </table>
-        </div>
+        </TableWrap>
       )}
     </Page>
   );

@@ -2,6 +2,7 @@ import { useId, useState } from 'react';
 import { CodeBlock } from '../../../components/code-block.tsx';
 import { BlockSkeleton, ErrorNotice } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
 import { useAttempt } from '../api/deliveries.ts';
 
 export interface AttemptSummary {
@@ -10,14 +11,6 @@ export interface AttemptSummary {
   duration_ms: number;
   status: number | null;
   error: string | null;
-}
-
-function prettyJson(body: string): string {
-  try {
-    return JSON.stringify(JSON.parse(body), null, 2);
-  } catch {
-    return body;
-  }
 }
 
 function AttemptRequest({ deliveryId, attempt }: { deliveryId: string; attempt: number }) {
@@ -32,7 +25,7 @@ function AttemptRequest({ deliveryId, attempt }: { deliveryId: string; attempt: 
       <p className="mono wrap-anywhere">
         {request.method} {request.url}
       </p>
-      <div className="table-wrap">
+      <TableWrap>
         <table>
           <caption className="visually-hidden">Request headers of attempt {attempt}</caption>
           <thead>
@@ -50,8 +43,11 @@ function AttemptRequest({ deliveryId, attempt }: { deliveryId: string; attempt: 
             ))}
           </tbody>
         </table>
-      </div>
-      <CodeBlock label={`Request body of attempt ${attempt}`}>{prettyJson(request.body)}</CodeBlock>
+      </TableWrap>
+      <h5 className="label">Body, exactly the bytes signed</h5>
+      <CodeBlock label={`Request body of attempt ${attempt}`} wrap>
+        {request.body}
+      </CodeBlock>
       <h4>{error ? 'Error' : 'Response'}</h4>
       {error ? (
         <div className="notice error">

@@ -1,6 +1,7 @@
 import { Link } from 'react-router';
 import { DeliveryStatusBadge } from '../../../components/delivery-status.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
 
 export interface DeliveryRow {
   id: string;
@@ -24,7 +25,7 @@ export function DeliveriesTable({
   redelivering: string | undefined;
 }) {
   return (
-    <div className="table-wrap">
+    <TableWrap>
       <table>
         <caption className="visually-hidden">Deliveries to this endpoint, newest first</caption>
         <thead>
@@ -83,6 +84,6 @@ export function DeliveriesTable({
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }

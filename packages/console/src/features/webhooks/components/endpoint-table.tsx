@@ -1,6 +1,7 @@
 import { Link } from 'react-router';
 import { DeliveryStatusBadge } from '../../../components/delivery-status.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
 
 export interface EndpointRow {
   id: string;
@@ -13,7 +14,7 @@ export interface EndpointRow {
 
 export function EndpointTable({ endpoints }: { endpoints: EndpointRow[] }) {
   return (
-    <div className="table-wrap">
+    <TableWrap>
       <table>
         <caption className="visually-hidden">Webhook endpoints</caption>
         <thead>
@@ -57,6 +58,6 @@ export function EndpointTable({ endpoints }: { endpoints: EndpointRow[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
