@@ -17,9 +17,16 @@ export async function apiDocs(app: FastifyInstance): Promise<void> {
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'agent API key (gak_…) or user API token (gut_…)' },
+          session: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'guard_session',
+            description:
+              'console session (POST /v1/auth/login); writes also need X-CSRF-Token and a same-origin Origin (docs/console.md)',
+          },
         },
       },
-      security: [{ bearer: [] }],
+      security: [{ bearer: [] }, { session: [] }],
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -145,6 +145,18 @@ describe('console sessions', () => {
       );
     });
 
+    it('a cross-site form post is refused with 403 before its body is read', async () => {
+      const res = await api(base, 'POST', '/v1/webhooks/endpoints', {
+        rawBody: 'name=x&url=https%3A%2F%2Fevil.example%2F',
+        headers: {
+          cookie: b.cookie,
+          origin: 'https://evil.example',
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+      });
+      assertError(res, 403, 'csrf_failed');
+    });
+
     it('a bearer write needs neither Origin nor token', async () => {
       const res = await api(base, 'POST', '/v1/webhooks/endpoints', { token: setup.admin_token, body: endpoint });
       assert.equal(res.status, 201, res.text);
@@ -308,6 +320,37 @@ describe('login rate limits', () => {
     assertError(locked, 429, 'too_many_attempts');
     assert.ok(Number(locked.headers.get('retry-after')) > 0);
     server.clock.advance(15 * MIN);
+  });
+});
+
+describe('sign-in timing', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer();
+  });
+  after(() => server.cleanup());
+
+  it('an unknown email costs a password check, as a wrong password does', async () => {
+    const s = await setupTenant(server);
+    const time = async (email: string) => {
+      const t0 = performance.now();
+      const res = await api(server.url, 'POST', '/v1/auth/login', { body: { email, password: 'wrong password' } });
+      assert.equal(res.status, 401);
+      return performance.now() - t0;
+    };
+    const median = (xs: number[]) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+    const wrong: number[] = [];
+    const unknown: number[] = [];
+    for (let i = 0; i < 4; i++) {
+      wrong.push(await time(s.admin_email));
+      unknown.push(await time(`nobody-${i}@example.com`));
+    }
+    // scrypt takes tens of milliseconds; a lookup alone takes one. Without the dummy check the
+    // unknown email would answer many times faster.
+    assert.ok(
+      median(unknown) > median(wrong) / 3,
+      `unknown ${median(unknown).toFixed(1)} ms vs wrong ${median(wrong).toFixed(1)} ms`,
+    );
   });
 });
 

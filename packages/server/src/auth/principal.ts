@@ -153,8 +153,16 @@ async function resolveSession(
  */
 export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void {
   const sessions = new SessionsRepository(deps.db);
+  // CSRF first, before the body is even parsed: a forged write (a cross-site form post among
+  // them) is refused with 403 whatever it carries. The token derives from the cookie alone,
+  // so no query is needed; whether the session is live is judged below.
   app.addHook('onRequest', async (req) => {
     req.principal = undefined;
+    if (SAFE_METHODS.has(req.method) || req.headers.authorization !== undefined) return;
+    if (req.routeOptions.config?.cookieless) return;
+    const token = readSessionCookie(req.headers.cookie);
+    if (token === undefined) return;
+    checkCsrf(req.headers, publicOrigin(deps.publicUrl()), csrfToken(deps.csrfKey, hashSecret(token)));
   });
   app.addHook('preHandler', async (req, reply) => {
     const authorization = req.headers.authorization;
@@ -170,8 +178,6 @@ export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void
       endSessionCookie(reply, deps.publicUrl());
       return;
     }
-    if (!SAFE_METHODS.has(req.method))
-      checkCsrf(req.headers, publicOrigin(deps.publicUrl()), csrfToken(deps.csrfKey, principal.session.tokenHash));
     req.principal = principal;
   });
 }

@@ -64,22 +64,17 @@ export class SessionsRepository {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  /** Revokes every session of the user but `exceptId` (the one asking, when it keeps going). */
-  async revokeAllOf(userId: string, at: string, exceptId?: string): Promise<void> {
-    let q = this.#db
-      .updateTable('sessions')
-      .set({ revoked_at: at })
-      .where('user_id', '=', userId)
-      .where('revoked_at', 'is', null);
-    if (exceptId !== undefined) q = q.where('id', '!=', exceptId);
-    await q.execute();
-  }
-
-  /** Sessions past both expiries or revoked before `before`: kept a while for the "your sessions" view, then dropped. */
-  async deleteEnded(before: string): Promise<void> {
+  /**
+   * Forgets the user's sessions that ended (expired or revoked) before `before`: run at each
+   * sign-in, so the table holds a user's recent sessions, not every one they ever had.
+   */
+  async deleteEndedOf(userId: string, before: string): Promise<void> {
     await this.#db
       .deleteFrom('sessions')
-      .where((eb) => eb.or([eb('expires_at', '<', before), eb('revoked_at', '<', before)]))
+      .where('user_id', '=', userId)
+      .where((eb) =>
+        eb.or([eb('expires_at', '<', before), eb('idle_expires_at', '<', before), eb('revoked_at', '<', before)]),
+      )
       .execute();
   }
 }

@@ -11,6 +11,9 @@ import type { SessionInfo } from './schemas.ts';
 
 type Info = Static<typeof SessionInfo>;
 
+/** Ended sessions are kept this long (for the user's own view), then dropped at their next sign-in. */
+const ENDED_SESSIONS_KEPT_MS = 30 * 86_400_000;
+
 /** Unknown email and wrong password get the same answer (and, through checkPassword, the same time). */
 const invalidCredentials = () => new ApiError(401, 'invalid_credentials', 'the email or the password is wrong');
 
@@ -70,6 +73,7 @@ export async function login(
     user_agent: client.userAgent.slice(0, 300),
   });
   await ctx.credentials.signedIn(account.id, now.toISOString());
+  await ctx.sessions.deleteEndedOf(account.id, new Date(now.getTime() - ENDED_SESSIONS_KEPT_MS).toISOString());
   const info = sessionInfo(
     ctx,
     { userId: account.id, email: account.email, role: account.role, tenantId: account.tenant_id },
