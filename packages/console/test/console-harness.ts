@@ -101,6 +101,16 @@ const problems = new WeakMap<Page, PageProblems>();
 /** A fresh browser profile (its own cookies) at `viewport`, with clipboard access. */
 export async function newContext(world: ConsoleWorld, viewport = WIDE): Promise<BrowserContext> {
   const context = await world.browser.newContext({ viewport, baseURL: world.base });
+  // Layout shifts not caused by input (data arriving, fonts, late chunks), summed per page
+  // load: the Cumulative Layout Shift that checkPage holds under 0.1.
+  await context.addInitScript(() => {
+    const w = window as unknown as { __guardShift: number };
+    w.__guardShift = 0;
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries() as unknown as { value: number; hadRecentInput: boolean }[])
+        if (!e.hadRecentInput) w.__guardShift += e.value;
+    }).observe({ type: 'layout-shift', buffered: true });
+  });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: world.base });
   return context;
 }
@@ -174,6 +184,9 @@ export async function checkPage(page: Page, name: string): Promise<void> {
     `axe on ${name}`,
   );
   assert.deepEqual(problems.get(page)?.errors ?? [], [], `errors on ${name}`);
+  const shift = await page.evaluate(() => (window as unknown as { __guardShift: number }).__guardShift);
+  if (process.env.GUARD_CONSOLE_DEBUG) console.error(`layout shift on ${name}: ${shift.toFixed(4)}`);
+  assert.ok(shift < 0.1, `${name} shifted its layout by ${shift.toFixed(3)} (CLS) since it loaded`);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `${name} is ${overflow} px wider than the ${page.viewportSize()?.width} px window`);
   if (SCREENSHOTS) {
