@@ -126,6 +126,13 @@ describe('an admin adds a webhook endpoint in the console', () => {
     assert.equal((await row.getByRole('cell').nth(3).textContent())?.trim(), '1', 'one attempt');
     assert.equal((await row.getByRole('cell').nth(4).textContent())?.trim(), '204');
     await checkPage(page, 'endpoint-detail');
+
+    // The status filter.
+    await page.getByLabel('Status').selectOption('failed');
+    await page.getByRole('heading', { name: 'No failed deliveries' }).waitFor();
+    await page.getByLabel('Status').selectOption('succeeded');
+    await waitForText(page.getByRole('table', { name: /Deliveries to this endpoint/ }), 'succeeded');
+    await page.getByLabel('Status').selectOption('');
   });
 
   test('the delivery shows its attempt: the request as sent, with the signature the receiver got', async () => {
@@ -218,6 +225,19 @@ describe('an admin adds a webhook endpoint in the console', () => {
     assert.ok(
       verdicts.slice(0, before).some((v) => v.hit.headers['guard-delivery'] === again.hit.headers['guard-delivery']),
     );
+  });
+
+  test('Edit renames the endpoint and keeps its custom header', async () => {
+    await page.getByRole('link', { name: 'Edit' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Edit SIEM ingest' }).waitFor();
+    assert.equal(await page.getByLabel('Header value').inputValue(), 'Bearer receiver-token-123');
+    await checkPage(page, 'endpoint-edit');
+    await page.getByLabel('Name', { exact: true }).fill('SIEM ingest (EU)');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('heading', { level: 1, name: 'SIEM ingest (EU)' }).waitFor();
+    const [endpoint] = await endpointsViaApi();
+    assert.equal(endpoint.name, 'SIEM ingest (EU)');
+    assert.deepEqual(endpoint.headers, { Authorization: 'Bearer receiver-token-123' });
   });
 
   test('Disable and Enable switch the endpoint; Delete asks first, then removes it', async () => {
