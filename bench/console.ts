@@ -186,6 +186,7 @@ async function firstLoads(base: string, email: string, password: string) {
 }
 
 async function main(): Promise<void> {
+  const loadAtStart = os.loadavg()[0];
   const built = await ensureConsoleBuilt();
   const dir = await mkdtemp(join(os.tmpdir(), 'guard-bench-console-'));
   const dataDir = join(dir, 'data');
@@ -229,6 +230,9 @@ async function main(): Promise<void> {
       console.log(
         `console build: ${built}; chromium ${CHROMIUM}; seeded ${DELIVERIES} deliveries in ${seedS.toFixed(1)} s`,
       );
+      console.log(
+        `load average ${loadAtStart.toFixed(2)} at start, ${os.loadavg()[0].toFixed(2)} at end (wall times mean most on an idle machine)`,
+      );
       console.log('');
       console.log('(a) first load of the webhooks page, cold cache, loopback (median of', LOADS, 'loads)');
       const jsWire = median(loads.map((l) => l.jsWire));
@@ -259,6 +263,11 @@ async function main(): Promise<void> {
         );
         row('', `p95 ${p95.toFixed(1)} ms`, '');
         row('', `max ${Math.max(...w.ms).toFixed(1)} ms`, '');
+        if (w.ms.length >= 20) {
+          const tenth = Math.floor(w.ms.length / 10);
+          row('', `first 10 %: p50 ${median(w.ms.slice(0, tenth)).toFixed(1)} ms`, '');
+          row('', `last 10 %: p50 ${median(w.ms.slice(-tenth)).toFixed(1)} ms`, '');
+        }
       }
     } finally {
       await guard.stop();
