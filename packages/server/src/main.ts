@@ -303,6 +303,7 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
   server.app.log.info({ url: server.url, dataDir: config.dataDir }, 'guard-server listening');
   process.stderr.write(
     `\nguard-server ${SERVER_VERSION} is listening on ${server.url}\n` +
+      `  console:        ${server.url}/console/ (sign in with the admin_email and admin_password setup prints)\n` +
       `  API reference:  ${server.url}/docs (OpenAPI document: ${server.url}/openapi.json)\n` +
       `  health:         ${server.url}/healthz, ready: ${server.url}/readyz\n` +
       `  metrics:        ${server.metricsUrl ?? 'not served (--metrics-listen)'}\n` +
