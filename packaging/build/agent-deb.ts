@@ -44,7 +44,11 @@ export async function buildAgentDeb(
   await install(AGENT_SEA, join(stage, 'usr', 'bin', 'guard-agent'), 0o755);
   await install(join(SRC, 'agent.yaml'), join(stage, 'etc', 'guard', 'agent.yaml'), 0o644);
   await install(join(SRC, 'guard-agent.logrotate'), join(stage, 'etc', 'logrotate.d', 'guard-agent'), 0o644);
-  await install(join(SRC, 'guard-agent.service'), join(stage, 'lib', 'systemd', 'system', 'guard-agent.service'), 0o644);
+  await install(
+    join(SRC, 'guard-agent.service'),
+    join(stage, 'lib', 'systemd', 'system', 'guard-agent.service'),
+    0o644,
+  );
   for (const dir of ['var/lib/guard', 'var/log/guard']) {
     await mkdir(join(stage, dir), { recursive: true });
     await chmod(join(stage, dir), 0o750);
@@ -73,18 +77,29 @@ presigned URLs. One executable with the Node.js runtime inside.`,
     out,
     compression,
   };
-  await writeDocs(spec, copyright('guard-agent', 'usr/bin/guard-agent', 'Bundled into it: commander, yaml, tar-stream, typebox (MIT).'));
+  await writeDocs(
+    spec,
+    copyright('guard-agent', 'usr/bin/guard-agent', 'Bundled into it: commander, yaml, tar-stream, typebox (MIT).'),
+  );
   await buildDeb(spec);
   await rm(stage, { recursive: true, force: true });
 }
 
-const INPUTS = ['packaging/agent', 'packaging/build/agent-deb.ts', 'packaging/build/deb.ts', 'packaging/build/copyright.ts'];
+const INPUTS = [
+  'packaging/agent',
+  'packaging/build/agent-deb.ts',
+  'packaging/build/deb.ts',
+  'packaging/build/copyright.ts',
+];
 
 /** Builds the release .deb unless fresh (the executable first); returns its path. */
 export async function ensureAgentDeb(force = false): Promise<string> {
   await ensureAgentSea(force);
   const out = agentDebPath();
-  const hash = sourceHash(INPUTS, [releaseVersion(), await readFile(join(DIST, '.stamps', 'agent-sea.sha256'), 'utf8')]);
+  const hash = sourceHash(INPUTS, [
+    releaseVersion(),
+    await readFile(join(DIST, '.stamps', 'agent-sea.sha256'), 'utf8'),
+  ]);
   await buildOnce('agent-deb', hash, [out], () => buildAgentDeb(out), force);
   return out;
 }

@@ -108,13 +108,23 @@ export async function buildDeb(spec: DebSpec): Promise<void> {
   await mkdir(control, { mode: 0o755 });
   const files = (await walk(spec.stage)).filter((f) => !f.startsWith(`${control}/`));
 
-  const conffiles = files.filter((f) => relative(spec.stage, f).startsWith('etc/')).map((f) => `/${relative(spec.stage, f)}`);
+  const conffiles = files
+    .filter((f) => relative(spec.stage, f).startsWith('etc/'))
+    .map((f) => `/${relative(spec.stage, f)}`);
   if (conffiles.length) await writeFile(join(control, 'conffiles'), `${conffiles.sort().join('\n')}\n`);
 
   const md5 = await Promise.all(
-    files.map(async (f) => `${createHash('md5').update(await readFile(f)).digest('hex')}  ${relative(spec.stage, f)}`),
+    files.map(
+      async (f) =>
+        `${createHash('md5')
+          .update(await readFile(f))
+          .digest('hex')}  ${relative(spec.stage, f)}`,
+    ),
   );
-  await writeFile(join(control, 'md5sums'), `${md5.sort((a, b) => a.slice(34).localeCompare(b.slice(34))).join('\n')}\n`);
+  await writeFile(
+    join(control, 'md5sums'),
+    `${md5.sort((a, b) => a.slice(34).localeCompare(b.slice(34))).join('\n')}\n`,
+  );
 
   let installedKiB = 0;
   for (const f of files) installedKiB += Math.ceil((await stat(f)).size / 1024);
@@ -156,7 +166,7 @@ export async function buildDeb(spec: DebSpec): Promise<void> {
 export function lintian(deb: string): string[] {
   let out: string;
   try {
-    out = execFileSync('lintian', ['--fail-on', 'none', '--no-tag-display-limit', deb], { encoding: 'utf8' });
+    out = execFileSync('lintian', ['--fail-on', 'none', '--tag-display-limit', '0', deb], { encoding: 'utf8' });
   } catch (e) {
     throw new Error(`lintian failed to run on ${deb}: ${(e as Error).message}`);
   }

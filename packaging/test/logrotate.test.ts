@@ -39,7 +39,10 @@ describe('the logrotate rule of the guard-agent package', () => {
     const state = join(tmp, 'logrotate.state');
 
     for (let round = 1; round <= 10; round++) {
-      await appendFile(home.logPath, `time=2026-11-21T08:00:0${round % 10}.000Z level=INFO msg="round ${round}" n=${round}\n`);
+      await appendFile(
+        home.logPath,
+        `time=2026-11-21T08:00:0${round % 10}.000Z level=INFO msg="round ${round}" n=${round}\n`,
+      );
       execFileSync(LOGROTATE, ['--force', '--state', state, config], { stdio: 'pipe' });
     }
     const names = (await readdir(home.logDir)).sort();
