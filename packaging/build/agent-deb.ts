@@ -8,13 +8,18 @@ import { join } from 'node:path';
 import { AGENT_SEA, ensureAgentSea } from './agent-sea.ts';
 import { buildOnce, sourceHash } from './cache.ts';
 import { copyright } from './copyright.ts';
-import { buildDeb, type DebSpec, writeDocs, writeGzip } from './deb.ts';
+import { buildDeb, COMPRESSION, type DebSpec, type Flavour, writeDocs, writeGzip } from './deb.ts';
 import { DIST, PACKAGING, releaseVersion } from './paths.ts';
 
 const SRC = join(PACKAGING, 'agent');
 
-export function agentDebPath(version = releaseVersion()): string {
-  return join(DIST, `guard-agent_${version}_amd64.deb`);
+/**
+ * Where the package is written: dist/ for a release (xz, the smallest); dist/.test/ for the
+ * tests, compressed with gzip -1 (the same tree, built in a few seconds instead of a minute
+ * or two of xz).
+ */
+export function agentDebPath(flavour: Flavour = 'release', version = releaseVersion()): string {
+  return join(DIST, ...(flavour === 'test' ? ['.test'] : []), `guard-agent_${version}_amd64.deb`);
 }
 
 /** Copies the man pages of `dir` into the stage, version filled in, gzipped. */
@@ -92,20 +97,19 @@ const INPUTS = [
   'packaging/build/copyright.ts',
 ];
 
-/** Builds the release .deb unless fresh (the executable first); returns its path. */
-export async function ensureAgentDeb(force = false): Promise<string> {
+/** Builds the .deb unless fresh (the executable first); returns its path. */
+export async function ensureAgentDeb(flavour: Flavour = 'release', force = false): Promise<string> {
   await ensureAgentSea(force);
-  const out = agentDebPath();
-  const hash = sourceHash(INPUTS, [
-    releaseVersion(),
-    await readFile(join(DIST, '.stamps', 'agent-sea.sha256'), 'utf8'),
-  ]);
-  await buildOnce('agent-deb', hash, [out], () => buildAgentDeb(out), force);
+  const out = agentDebPath(flavour);
+  const sea = await readFile(join(DIST, '.stamps', 'agent-sea.sha256'), 'utf8');
+  const hash = sourceHash(INPUTS, [releaseVersion(), sea]);
+  const build = () => buildAgentDeb(out, releaseVersion(), COMPRESSION[flavour]);
+  await buildOnce(`agent-deb-${flavour}`, hash, [out], build, force);
   return out;
 }
 
 if (import.meta.main) {
   const t0 = Date.now();
-  const path = await ensureAgentDeb(process.argv.includes('--force'));
+  const path = await ensureAgentDeb('release', process.argv.includes('--force'));
   console.log(`${path} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
 }

@@ -13,6 +13,13 @@ import { ROOT } from './paths.ts';
 
 export const MAINTAINER = 'Guard maintainers <guard-maintainers@lists.guard.invalid>';
 
+/** A release package, or the tests' build of the same tree. */
+export type Flavour = 'release' | 'test';
+export const COMPRESSION: Record<Flavour, NonNullable<DebSpec['compression']>> = {
+  release: { type: 'xz', level: 6 },
+  test: { type: 'gzip', level: 1 },
+};
+
 export interface DebSpec {
   name: string;
   version: string;
@@ -37,7 +44,7 @@ async function walk(dir: string): Promise<string[]> {
   for (const e of await readdir(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
     if (e.isDirectory()) out.push(...(await walk(p)));
-    else out.push(p);
+    else if (e.isFile()) out.push(p); // symlinks: no md5sum, no size of their own
   }
   return out;
 }
@@ -103,6 +110,7 @@ function shlibDepends(stage: string, name: string, elfFiles: string[]): string {
 }
 
 export async function buildDeb(spec: DebSpec): Promise<void> {
+  await mkdir(join(spec.out, '..'), { recursive: true });
   const control = join(spec.stage, 'DEBIAN');
   await rm(control, { recursive: true, force: true });
   await mkdir(control, { mode: 0o755 });
@@ -147,7 +155,7 @@ export async function buildDeb(spec: DebSpec): Promise<void> {
     await writeFile(join(control, script), text);
     await chmod(join(control, script), 0o755);
   }
-  const c = spec.compression ?? { type: 'xz', level: 6 };
+  const c = spec.compression ?? COMPRESSION.release;
   execFileSync(
     'dpkg-deb',
     [

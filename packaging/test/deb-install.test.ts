@@ -5,15 +5,17 @@
 // round trips run one after the other. Each package is purged in `after` whatever happened.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { appendFile, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { agentDebPath, buildAgentDeb, ensureAgentDeb } from '../build/agent-deb.ts';
+import { buildAgentDeb, ensureAgentDeb } from '../build/agent-deb.ts';
 import { lintian } from '../build/deb.ts';
 import { releaseVersion } from '../build/paths.ts';
+import { buildServerDeb, ensureServerDeb } from '../build/server-deb.ts';
 import { conffiles, dpkgInstall, installed, must, purge, requireDpkg, sh } from './dpkg.ts';
 
 const VERSION = releaseVersion();
@@ -48,7 +50,7 @@ function exposure(unit: string): number {
 describe('guard-agent .deb', () => {
   let deb: string;
   before(async () => {
-    deb = await ensureAgentDeb();
+    deb = await ensureAgentDeb('test');
     purge('guard-agent'); // left by an interrupted earlier run
     for (const p of ['/etc/guard/agent.yaml', '/var/lib/guard', '/var/log/guard'])
       assert.ok(!existsSync(p), `${p} exists but guard-agent is not installed: not ours to remove; move it away first`);
@@ -131,4 +133,133 @@ describe('guard-agent .deb', () => {
   });
 });
 
-export { agentDebPath };
+/** A free loopback port (bound and released: the server under test binds it a moment later). */
+async function freePort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((ok) => srv.listen(0, '127.0.0.1', ok));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((ok) => srv.close(ok));
+  return port;
+}
+
+/** Runs a command as the guard user (setpriv execs: signals reach the program itself). */
+function asGuard(args: string[]): string[] {
+  return ['setpriv', '--reuid=guard', '--regid=guard', '--init-groups', '--', ...args];
+}
+
+describe('guard-server .deb', () => {
+  let deb: string;
+  let userExisted = false;
+  before(async () => {
+    deb = await ensureServerDeb('test');
+    purge('guard-server');
+    for (const p of ['/etc/guard/server.yaml', '/var/lib/guard-server'])
+      assert.ok(
+        !existsSync(p),
+        `${p} exists but guard-server is not installed: not ours to remove; move it away first`,
+      );
+    userExisted = sh('getent', ['passwd', 'guard']).code === 0;
+  });
+  after(() => {
+    purge('guard-server');
+    // Debian leaves a package's system user behind on purge; the test removes the one it made.
+    if (!userExisted && sh('getent', ['passwd', 'guard']).code === 0) must('deluser', ['--system', '--quiet', 'guard']);
+  });
+
+  it('lintian reports no error', () => {
+    const tags = lintian(deb);
+    assert.deepEqual(
+      tags.filter((t) => t.startsWith('E:')),
+      [],
+      tags.join('\n'),
+    );
+  });
+
+  it('installs: the guard system user, data 0750 guard:guard, server.yaml a 0640 root:guard conffile, the unit verifies', async () => {
+    dpkgInstall(deb);
+    assert.equal(installed('guard-server')?.version, VERSION);
+    const [, , uid, , , home, shell] = must('getent', ['passwd', 'guard']).trim().split(':');
+    assert.ok(Number(uid) < 1000, `guard is a system user (uid ${uid})`);
+    assert.equal(home, '/var/lib/guard-server');
+    assert.equal(shell, '/usr/sbin/nologin');
+    const data = await stat('/var/lib/guard-server');
+    assert.equal(data.mode & 0o7777, 0o750);
+    assert.equal(data.uid, Number(uid));
+    const conf = await stat('/etc/guard/server.yaml');
+    assert.equal(conf.mode & 0o7777, 0o640);
+    assert.equal(conf.uid, 0);
+    assert.equal(conf.gid, data.gid);
+    assert.deepEqual(conffiles('guard-server'), ['/etc/guard/server.yaml']);
+    verifyUnit('/lib/systemd/system/guard-server.service');
+    const score = exposure('/lib/systemd/system/guard-server.service');
+    assert.ok(score <= 2, `systemd-analyze security: exposure ${score} (want at most 2)`);
+    for (const page of ['guard-server', 'guard-server-setup'])
+      assert.match(must('man', ['-w', page]), new RegExp(`/usr/share/man/man1/${page}\\.1\\.gz`));
+    assert.equal(must('/usr/bin/guard-server', ['--version']).trim(), `guard-server ${VERSION}`);
+  });
+
+  it('runs as guard on the packaged configuration: setup, then serve answers the API and stops on SIGTERM', async () => {
+    const [cmd, ...args] = asGuard(['/usr/bin/guard-server', 'setup', '--json']);
+    const setup = JSON.parse(must(cmd, args));
+    assert.match(setup.admin_token, /^gut_/);
+    assert.ok(existsSync('/var/lib/guard-server/guard.db'), 'setup wrote the packaged data directory');
+
+    const port = await freePort();
+    const argv = asGuard(['/usr/bin/guard-server', 'serve', '--listen', `127.0.0.1:${port}`, '--metrics-listen', '']);
+    const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => {
+      output += d;
+    });
+    child.stderr.on('data', (d) => {
+      output += d;
+    });
+    const exited = new Promise<number | null>((ok) => child.on('close', ok));
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      let ready = false;
+      for (let i = 0; i < 200 && !ready; i++) {
+        ready = await fetch(`${url}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        );
+        if (!ready) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(ready, `guard-server did not become ready:\n${output}`);
+      const servers = await fetch(`${url}/v1/servers`, { headers: { authorization: `Bearer ${setup.admin_token}` } });
+      assert.equal(servers.status, 200);
+      const console = await fetch(`${url}/console/`);
+      // 200 with the console package in the checkout; otherwise the "console not built" page.
+      assert.ok([200, 503].includes(console.status), `GET /console/ answered ${console.status}`);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0, output);
+  });
+
+  it('upgrades: the edited conffile, the data and the user are kept', async () => {
+    const conf = await readFile('/etc/guard/server.yaml', 'utf8');
+    await writeFile('/etc/guard/server.yaml', conf.replace('log_level: info', 'log_level: warn'));
+    const next = join(tmp, `guard-server_${UPGRADE_VERSION}_amd64.deb`);
+    await buildServerDeb(next, UPGRADE_VERSION, { type: 'gzip', level: 1 });
+    dpkgInstall(next);
+    assert.equal(installed('guard-server')?.version, UPGRADE_VERSION);
+    assert.match(await readFile('/etc/guard/server.yaml', 'utf8'), /^log_level: warn$/m);
+    assert.equal((await stat('/etc/guard/server.yaml')).mode & 0o7777, 0o640);
+    assert.ok(existsSync('/var/lib/guard-server/guard.db'));
+    assert.equal(sh('getent', ['passwd', 'guard']).code, 0);
+  });
+
+  it('purges: the program, configuration and data are gone', () => {
+    must('dpkg', ['--purge', 'guard-server']);
+    assert.equal(installed('guard-server'), undefined);
+    for (const p of [
+      '/usr/bin/guard-server',
+      '/usr/lib/guard-server',
+      '/etc/guard/server.yaml',
+      '/var/lib/guard-server',
+      '/lib/systemd/system/guard-server.service',
+    ])
+      assert.ok(!existsSync(p), `${p} is left after purge`);
+  });
+});
