@@ -37,6 +37,7 @@ export function requireDpkg(): void {
 
 /** `Status` and `Version` of an installed package, or undefined when dpkg knows none. */
 export function installed(name: string): { status: string; version: string } | undefined {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own field syntax
   const r = sh('dpkg-query', ['-W', '-f=${Status}\t${Version}', name]);
   if (r.code !== 0) return undefined;
   const [status, version] = r.out.trim().split('\t');
@@ -49,6 +50,7 @@ export function purge(name: string): void {
 }
 
 export function conffiles(name: string): string[] {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own field syntax
   return execFileSync('dpkg-query', ['-W', '-f=${Conffiles}', name], { encoding: 'utf8' })
     .split('\n')
     .map((l) => l.trim().split(' ')[0])

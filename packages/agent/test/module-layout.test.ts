@@ -103,7 +103,7 @@ describe('agent module layout', () => {
     );
   });
 
-  it('benchmarks, scripts and the single executable\'s entry import its folders only through their index.ts', () => {
+  it("benchmarks, scripts and the single executable's entry import its folders only through their index.ts", () => {
     const root = resolve(SRC, '../../..');
     const bad: string[] = [];
     for (const dir of ['bench', 'scripts', 'packaging/agent'])
