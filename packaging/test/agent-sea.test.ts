@@ -130,9 +130,16 @@ describe('the single executable on a host without Node.js', () => {
   });
 });
 
-/** The agent's CLI suites that run against GUARD_AGENT_BIN (a representative set: about 40 s). */
-const SUITES = ['packages/agent/test/collect.test.ts', 'packages/agent/test/enroll.test.ts'];
-const UPLOAD_SUITE = 'packages/agent/test/upload.test.ts';
+/**
+ * The agent's CLI suites run against GUARD_AGENT_BIN: collect, enroll and upload (proxies,
+ * TLS trust through NODE_EXTRA_CA_CERTS, signals, retries: where an executable's environment
+ * handling could differ from node's). progress-tty's terminal tests are left to the launcher.
+ */
+const SUITES = [
+  'packages/agent/test/collect.test.ts',
+  'packages/agent/test/enroll.test.ts',
+  'packages/agent/test/upload.test.ts',
+];
 
 function nodeTest(args: string[]): Promise<Run> {
   const env: NodeJS.ProcessEnv = { ...process.env, GUARD_AGENT_BIN: exe };
@@ -149,14 +156,8 @@ function summary(r: Run): string {
 }
 
 describe("the agent's CLI suites against the single executable (GUARD_AGENT_BIN)", () => {
-  it('collect and enroll suites pass', async () => {
-    const r = await nodeTest(['--test-concurrency=1', ...SUITES]);
-    assert.equal(r.code, 0, `${summary(r)}\n${r.stderr.slice(-2000)}`);
-    assert.match(r.stdout, /^ℹ fail 0$/m);
-  });
-
-  it("upload's end-to-end and signal tests pass", async () => {
-    const r = await nodeTest(['--test-name-pattern=^(upload end to end|signals during the PUT)', UPLOAD_SUITE]);
+  it('the collect, enroll and upload suites pass', async () => {
+    const r = await nodeTest(['--test-concurrency=2', ...SUITES]);
     assert.equal(r.code, 0, `${summary(r)}\n${r.stderr.slice(-2000)}`);
     assert.match(r.stdout, /^ℹ fail 0$/m);
     assert.doesNotMatch(r.stdout, /^ℹ pass 0$/m);
