@@ -4,7 +4,7 @@
 // /usr/share/doc/<name>/{copyright,changelog.gz}, gzipped man pages; then
 // `dpkg-deb --root-owner-group --build`. File modes come from the staged tree.
 
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
@@ -170,13 +170,26 @@ export async function buildDeb(spec: DebSpec): Promise<void> {
   );
 }
 
+const LINTIAN_ARGS = ['--fail-on', 'none', '--tag-display-limit', '0'];
+const tagLines = (out: string) => out.split('\n').filter((l) => /^[EWIPNX]: /.test(l));
+
 /** lintian's tags for a .deb as `X: package: tag detail` lines (errors E:, warnings W:, ...). */
 export function lintian(deb: string): string[] {
   let out: string;
   try {
-    out = execFileSync('lintian', ['--fail-on', 'none', '--tag-display-limit', '0', deb], { encoding: 'utf8' });
+    out = execFileSync('lintian', [...LINTIAN_ARGS, deb], { encoding: 'utf8' });
   } catch (e) {
     throw new Error(`lintian failed to run on ${deb}: ${(e as Error).message}`);
   }
-  return out.split('\n').filter((l) => /^[EWIPNX]: /.test(l));
+  return tagLines(out);
+}
+
+/** lintian in the background (it only reads the .deb): the tests install meanwhile. */
+export function lintianAsync(deb: string): Promise<string[]> {
+  return new Promise((ok, fail) => {
+    execFile('lintian', [...LINTIAN_ARGS, deb], { encoding: 'utf8', maxBuffer: 16 << 20 }, (error, stdout) => {
+      if (error) fail(new Error(`lintian failed to run on ${deb}: ${error.message}`));
+      else ok(tagLines(stdout));
+    });
+  });
 }

@@ -13,7 +13,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildAgentDeb, ensureAgentDeb } from '../build/agent-deb.ts';
-import { lintian } from '../build/deb.ts';
+import { lintianAsync } from '../build/deb.ts';
 import { releaseVersion } from '../build/paths.ts';
 import { buildServerDeb, ensureServerDeb } from '../build/server-deb.ts';
 import { conffiles, dpkgInstall, installed, must, purge, requireDpkg, sh } from './dpkg.ts';
@@ -30,6 +30,17 @@ before(async () => {
 after(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
+
+/** What systemd's enablement left of a unit: the wants link and deb-systemd-helper's state. */
+function enablementLeft(unit: string): string[] {
+  const out = sh('sh', [
+    '-c',
+    'ls -d /etc/systemd/system/*/"$1" /var/lib/systemd/deb-systemd-helper-*/"$1"* /var/lib/systemd/deb-systemd-helper-*/*/"$1"* 2>/dev/null; true',
+    'sh',
+    unit,
+  ]).out;
+  return out.split('\n').filter(Boolean);
+}
 
 const mode = async (p: string) => (await stat(p)).mode & 0o7777;
 
@@ -49,25 +60,20 @@ function exposure(unit: string): number {
 
 describe('guard-agent .deb', () => {
   let deb: string;
+  let lint: Promise<string[]>;
   before(async () => {
     deb = await ensureAgentDeb('test');
+    lint = lintianAsync(deb);
+    lint.catch(() => {}); // awaited by its test
     purge('guard-agent'); // left by an interrupted earlier run
     for (const p of ['/etc/guard/agent.yaml', '/var/lib/guard', '/var/log/guard'])
       assert.ok(!existsSync(p), `${p} exists but guard-agent is not installed: not ours to remove; move it away first`);
   });
   after(() => purge('guard-agent'));
 
-  it('lintian reports no error', () => {
-    const tags = lintian(deb);
-    assert.deepEqual(
-      tags.filter((t) => t.startsWith('E:')),
-      [],
-      tags.join('\n'),
-    );
-  });
-
   it('installs: /usr/bin/guard-agent runs, agent.yaml is a conffile, state and logs 0750, the unit verifies', async () => {
     dpkgInstall(deb);
+    assert.ok(existsSync('/etc/systemd/system/multi-user.target.wants/guard-agent.service'), 'the unit is enabled');
     assert.equal(installed('guard-agent')?.version, VERSION);
     assert.equal(must('/usr/bin/guard-agent', ['--version']).trim(), VERSION);
     assert.deepEqual(conffiles('guard-agent').sort(), ['/etc/guard/agent.yaml', '/etc/logrotate.d/guard-agent']);
@@ -130,6 +136,16 @@ describe('guard-agent .deb', () => {
       '/usr/share/doc/guard-agent',
     ])
       assert.ok(!existsSync(p), `${p} is left after purge`);
+    assert.deepEqual(enablementLeft('guard-agent.service'), []);
+  });
+
+  it('lintian reports no error (run beside the steps above)', async () => {
+    const tags = await lint;
+    assert.deepEqual(
+      tags.filter((t) => t.startsWith('E:')),
+      [],
+      tags.join('\n'),
+    );
   });
 });
 
@@ -149,9 +165,12 @@ function asGuard(args: string[]): string[] {
 
 describe('guard-server .deb', () => {
   let deb: string;
+  let lint: Promise<string[]>;
   let userExisted = false;
   before(async () => {
     deb = await ensureServerDeb('test');
+    lint = lintianAsync(deb);
+    lint.catch(() => {}); // awaited by its test
     purge('guard-server');
     for (const p of ['/etc/guard/server.yaml', '/var/lib/guard-server'])
       assert.ok(
@@ -164,15 +183,6 @@ describe('guard-server .deb', () => {
     purge('guard-server');
     // Debian leaves a package's system user behind on purge; the test removes the one it made.
     if (!userExisted && sh('getent', ['passwd', 'guard']).code === 0) must('deluser', ['--system', '--quiet', 'guard']);
-  });
-
-  it('lintian reports no error', () => {
-    const tags = lintian(deb);
-    assert.deepEqual(
-      tags.filter((t) => t.startsWith('E:')),
-      [],
-      tags.join('\n'),
-    );
   });
 
   it('installs: the guard system user, data 0750 guard:guard, server.yaml a 0640 root:guard conffile, the unit verifies', async () => {
@@ -261,5 +271,15 @@ describe('guard-server .deb', () => {
       '/lib/systemd/system/guard-server.service',
     ])
       assert.ok(!existsSync(p), `${p} is left after purge`);
+    assert.deepEqual(enablementLeft('guard-server.service'), []);
+  });
+
+  it('lintian reports no error (run beside the steps above)', async () => {
+    const tags = await lint;
+    assert.deepEqual(
+      tags.filter((t) => t.startsWith('E:')),
+      [],
+      tags.join('\n'),
+    );
   });
 });
