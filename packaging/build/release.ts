@@ -48,6 +48,6 @@ for (const a of artefacts) lines.push(`${await sha256(a)}  ${basename(a)}`);
 await writeFile(join(DIST, 'SHA256SUMS'), `${lines.join('\n')}\n`);
 
 console.log(`\nGuard ${releaseVersion()} in ${DIST} (${((Date.now() - t0) / 1000).toFixed(0)} s):`);
-for (const a of artefacts)
-  console.log(`  ${basename(a).padEnd(34)} ${((await stat(a)).size / 1e6).toFixed(1).padStart(7)} MB`);
+const size = (bytes: number) => (bytes < 1e6 ? `${(bytes / 1e3).toFixed(1)} kB` : `${(bytes / 1e6).toFixed(1)} MB`);
+for (const a of artefacts) console.log(`  ${basename(a).padEnd(34)} ${size((await stat(a)).size).padStart(9)}`);
 console.log('  SHA256SUMS');
