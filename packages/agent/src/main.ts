@@ -79,5 +79,8 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (import.meta.main) {
-  process.exitCode = await main(process.argv.slice(2));
+  // Not top-level await: the single executable bundles this module as CommonJS (packaging/agent).
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }

@@ -17,7 +17,14 @@ import { stringify as toYaml } from 'yaml';
 const execFileP = promisify(execFile);
 
 export const AGENT_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const BIN = join(AGENT_DIR, 'bin', 'guard-agent');
+/**
+ * The guard-agent under test: bin/guard-agent (the launcher on the pinned Node), or the
+ * executable named by GUARD_AGENT_BIN — e.g. the single executable dist/guard-agent-linux-x64,
+ * which packaging/test/agent-sea.test.ts runs these suites against.
+ */
+export const BIN = process.env.GUARD_AGENT_BIN
+  ? resolve(process.env.GUARD_AGENT_BIN)
+  : join(AGENT_DIR, 'bin', 'guard-agent');
 export const AGENT_VERSION: string = JSON.parse(readFileSync(join(AGENT_DIR, 'package.json'), 'utf8')).version;
 export const MiB = 1024 * 1024;
 export const CAP_BYTES = 180 * MiB;

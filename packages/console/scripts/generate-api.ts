@@ -6,7 +6,7 @@
 //   node packages/console/scripts/generate-api.ts          rewrite schema.d.ts
 //   node packages/console/scripts/generate-api.ts --check  exit 1 when schema.d.ts is stale
 //
-// The generated file is committed (docs/decisions/0005-console.md): an API change
+// The generated file is committed (docs/decisions/0007-console.md): an API change
 // shows up in review as a type diff, and `tsc` over the console needs no server boot. The root
 // `npm run typecheck` runs --check first, so a changed route fails the type check until the
 // file is regenerated — and then `tsc` names every console line the change breaks.

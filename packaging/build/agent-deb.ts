@@ -1,0 +1,115 @@
+// guard-agent_<version>_amd64.deb (issue 13): the single executable as /usr/bin/guard-agent,
+// /etc/guard/agent.yaml (conffile), /var/lib/guard and /var/log/guard (0750), the hardened
+// unit for `guard-agent daemon`, a logrotate rule that writes exactly the agent.log.<N>.gz
+// segments collect reads, and a man page per command.
+
+import { chmod, copyFile, mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { AGENT_SEA, ensureAgentSea } from './agent-sea.ts';
+import { buildOnce, sourceHash } from './cache.ts';
+import { copyright } from './copyright.ts';
+import { buildDeb, COMPRESSION, type DebSpec, type Flavour, writeDocs, writeGzip } from './deb.ts';
+import { DIST, PACKAGING, releaseVersion } from './paths.ts';
+
+const SRC = join(PACKAGING, 'agent');
+
+/**
+ * Where the package is written: dist/ for a release (xz, the smallest); dist/.test/ for the
+ * tests, compressed with gzip -1 (the same tree, built in a few seconds instead of a minute
+ * or two of xz).
+ */
+export function agentDebPath(flavour: Flavour = 'release', version = releaseVersion()): string {
+  return join(DIST, ...(flavour === 'test' ? ['.test'] : []), `guard-agent_${version}_amd64.deb`);
+}
+
+/** Copies the man pages of `dir` into the stage, version filled in, gzipped. */
+export async function stageManPages(dir: string, stage: string, version: string): Promise<void> {
+  const man1 = join(stage, 'usr', 'share', 'man', 'man1');
+  await mkdir(man1, { recursive: true });
+  for (const page of (await readdir(dir)).filter((n) => n.endsWith('.1'))) {
+    const text = (await readFile(join(dir, page), 'utf8')).replaceAll('@VERSION@', version);
+    await writeGzip(join(man1, `${page}.gz`), text);
+  }
+}
+
+async function install(from: string, to: string, mode: number): Promise<void> {
+  await mkdir(join(to, '..'), { recursive: true });
+  await copyFile(from, to);
+  await chmod(to, mode);
+}
+
+/** Stages the package tree and builds the .deb into `out` (version may differ for an upgrade test). */
+export async function buildAgentDeb(
+  out: string,
+  version = releaseVersion(),
+  compression?: DebSpec['compression'],
+): Promise<void> {
+  const stage = join(DIST, '.build', `guard-agent-deb-${version}`);
+  await rm(stage, { recursive: true, force: true });
+  await install(AGENT_SEA, join(stage, 'usr', 'bin', 'guard-agent'), 0o755);
+  await install(join(SRC, 'agent.yaml'), join(stage, 'etc', 'guard', 'agent.yaml'), 0o644);
+  await install(join(SRC, 'guard-agent.logrotate'), join(stage, 'etc', 'logrotate.d', 'guard-agent'), 0o644);
+  await install(
+    join(SRC, 'guard-agent.service'),
+    join(stage, 'lib', 'systemd', 'system', 'guard-agent.service'),
+    0o644,
+  );
+  for (const dir of ['var/lib/guard', 'var/log/guard']) {
+    await mkdir(join(stage, dir), { recursive: true });
+    await chmod(join(stage, dir), 0o750);
+  }
+  await install(
+    join(SRC, 'debian', 'lintian-overrides'),
+    join(stage, 'usr', 'share', 'lintian', 'overrides', 'guard-agent'),
+    0o644,
+  );
+  await stageManPages(join(SRC, 'man'), stage, version);
+  const spec: DebSpec = {
+    name: 'guard-agent',
+    version,
+    stage,
+    section: 'admin',
+    elfFiles: ['usr/bin/guard-agent'],
+    description: `Guard host agent: enrolment and redacted support bundles
+guard-agent enrols a Linux host with a Guard service and builds redacted
+diagnostic bundles (.tar.zst) of its logs for Guard support, uploaded through
+presigned URLs. One executable with the Node.js runtime inside.`,
+    scripts: Object.fromEntries(
+      await Promise.all(
+        ['postinst', 'prerm', 'postrm'].map(async (s) => [s, await readFile(join(SRC, 'debian', s), 'utf8')]),
+      ),
+    ),
+    out,
+    compression,
+  };
+  await writeDocs(
+    spec,
+    copyright('guard-agent', 'usr/bin/guard-agent', 'Bundled into it: commander, yaml, tar-stream, typebox (MIT).'),
+  );
+  await buildDeb(spec);
+  await rm(stage, { recursive: true, force: true });
+}
+
+const INPUTS = [
+  'packaging/agent',
+  'packaging/build/agent-deb.ts',
+  'packaging/build/deb.ts',
+  'packaging/build/copyright.ts',
+];
+
+/** Builds the .deb unless fresh (the executable first); returns its path. */
+export async function ensureAgentDeb(flavour: Flavour = 'release', force = false): Promise<string> {
+  await ensureAgentSea(force);
+  const out = agentDebPath(flavour);
+  const sea = await readFile(join(DIST, '.stamps', 'agent-sea.sha256'), 'utf8');
+  const hash = sourceHash(INPUTS, [releaseVersion(), sea]);
+  const build = () => buildAgentDeb(out, releaseVersion(), COMPRESSION[flavour]);
+  await buildOnce(`agent-deb-${flavour}`, hash, [out], build, force);
+  return out;
+}
+
+if (import.meta.main) {
+  const t0 = Date.now();
+  const path = await ensureAgentDeb('release', process.argv.includes('--force'));
+  console.log(`${path} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+}
