@@ -91,6 +91,10 @@ async function pruneModules(dir: string): Promise<void> {
     if (e.isSymbolicLink()) continue;
     if (e.isDirectory()) {
       if (DEV_ONLY_DIRS.has(e.name) && !dir.endsWith('node_modules')) await rm(p, { recursive: true });
+      // Native prebuilds: Guard loads no native addon (DESIGN §2). tar-stream's bare-*
+      // dependencies carry builds for the Bare runtime (Android, arm64, x64) that Node never
+      // loads, and lintian rightly refuses them (another architecture, unstripped).
+      else if (e.name === 'prebuilds' && !dir.endsWith('node_modules')) await rm(p, { recursive: true });
       else {
         await chmod(p, 0o755);
         await pruneModules(p);
