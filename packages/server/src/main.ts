@@ -233,6 +233,15 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
   }
 
   const { startServer } = await import('./server.ts');
+  // The API answers as soon as it listens, before the start is done (the delivery worker, on
+  // PostgreSQL its LISTEN connection): a SIGTERM or SIGINT from then on is a graceful stop,
+  // carried out once the start is done.
+  let signalled: string | undefined;
+  let onSignal = (signal: string) => {
+    signalled ??= signal;
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer(config);
@@ -269,8 +278,8 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
       },
     );
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  onSignal = stop;
+  if (signalled) stop(signalled);
   return 'running';
 }
 

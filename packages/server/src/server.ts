@@ -118,6 +118,15 @@ export async function startServer(
     throw error;
   }
   const swept = await deps.store.sweepPartials();
+  // This month's delivery partitions and the next ones exist before the first signal is written.
+  if (engineOf(deps.db) === 'postgres')
+    await exclusiveJob(deps.db, 'delivery-partitions', () => ensurePartitions(deps.db, deps.now())).catch(
+      async (error: unknown) => {
+        await deps.db.destroy();
+        await lock.release();
+        throw error;
+      },
+    );
   const app = await buildApp(deps, { logger });
   if (swept > 0) app.log.info({ swept }, 'removed partial uploads left by an earlier crash');
   let metrics: MetricsListener | undefined;
@@ -137,8 +146,6 @@ export async function startServer(
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   publicUrl ??= `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   const shared = engineOf(deps.db) === 'postgres';
-  // This month's partitions and the next ones exist before the first delivery is written.
-  if (shared) await exclusiveJob(deps.db, 'delivery-partitions', () => ensurePartitions(deps.db, deps.now()));
   let maintaining = false;
   const gc = setInterval(() => {
     if (maintaining) return;
