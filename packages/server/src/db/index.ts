@@ -74,12 +74,9 @@ export async function openDatabase(
   return db;
 }
 
-/** Applies the pending migrations; returns the names applied (`guard-server migrate`). */
-export async function migrate(db: Db): Promise<string[]> {
-  const engine = engineOf(db);
-  const pending = await pendingMigrations(db as Kysely<unknown>, engine);
-  await migrateToLatest(db as Kysely<unknown>, engine);
-  return pending;
+/** Applies the pending migrations; returns the names this call applied (`guard-server migrate`). */
+export function migrate(db: Db): Promise<string[]> {
+  return migrateToLatest(db as Kysely<unknown>, engineOf(db));
 }
 
 /** Runs `fn` synchronously on the raw connection, holding Kysely's connection lock. SQLite only. */

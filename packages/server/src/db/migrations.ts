@@ -302,8 +302,9 @@ export async function pendingMigrations(db: Kysely<unknown>, engine: Engine): Pr
  * runs them in one transaction, so replicas or `migrate` commands started together apply each
  * once. Migrations a newer release ran (a rolling upgrade's first replicas) are left alone.
  */
-export async function migrateToLatest(db: Kysely<unknown>, engine: Engine): Promise<void> {
+export async function migrateToLatest(db: Kysely<unknown>, engine: Engine): Promise<string[]> {
   const { error, results } = await migrator(db, engine).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
