@@ -88,7 +88,8 @@ export async function openDeps(
     now,
     publicUrl,
     webhooks: { wake: () => worker.wake(), metrics },
-    outbox: new SignalOutbox(queue),
+    // SQLite runs one write at a time anyway; PostgreSQL overlaps a commit with the next batch.
+    outbox: new SignalOutbox(queue, { maxInFlight: engineOf(db) === 'postgres' ? 2 : 1 }),
     worker,
   };
 }

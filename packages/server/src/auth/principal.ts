@@ -3,7 +3,7 @@
 // by the principal's tenant.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { type Db, engineOf, type Role, withStatements } from '../db/index.ts';
+import { type Db, engineOf, pgPool, type Role, withStatements } from '../db/index.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { hashSecret, secretKind } from './secrets.ts';
 
@@ -26,8 +26,8 @@ export async function resolvePrincipal(db: Db, authorization: string | undefined
   const hash = hashSecret(secret);
   switch (secretKind(secret)) {
     case 'agentKey': {
-      // Every agent request resolves here: on SQLite prepared SQL, not a query built per call
-      // (building it costs more than running it there; a PostgreSQL round trip dwarfs both).
+      // Every agent request resolves here: prepared SQL on either engine, not a query built per
+      // call (building it costs more than running it).
       const agent =
         engineOf(db) === 'sqlite'
           ? await withStatements(db, (sql) =>
@@ -36,12 +36,13 @@ export async function resolvePrincipal(db: Db, authorization: string | undefined
                 hash,
               ),
             )
-          : await db
-              .selectFrom('agents')
-              .select(['id', 'tenant_id', 'hostname', 'environment'])
-              .where('api_key_hash', '=', hash)
-              .where('revoked_at', 'is', null)
-              .executeTakeFirst();
+          : (
+              await pgPool(db).query<{ id: string; tenant_id: string; hostname: string; environment: string }>({
+                name: 'guard_agent_by_key',
+                text: 'select id, tenant_id, hostname, environment from agents where api_key_hash = $1 and revoked_at is null',
+                values: [hash],
+              })
+            ).rows[0];
       return (
         agent && {
           kind: 'agent',

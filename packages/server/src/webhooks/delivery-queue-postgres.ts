@@ -93,7 +93,8 @@ const SQL_LOCK_DUE_ENDPOINTS = `
  * Leases, for the endpoints locked above, as many due deliveries as each has free slots: the
  * per-endpoint limit less the live leases in the table (every replica's), plus this process's
  * settling ones. Round-robin over endpoints, oldest first within each, at most $limit in all.
- * Returns the leased rows with their signal and endpoint.
+ * Returns the leased rows with their signal and endpoint, each found by its key (scalar
+ * subqueries: a join would let a generic plan hash the whole signals table).
  */
 const SQL_CLAIM = `
   with ep as (
@@ -121,12 +122,12 @@ const SQL_CLAIM = `
     from picked where d.id = picked.id
     returning d.*, picked.turn as claim_turn, picked.due as claim_due
   )
-  select l.*, row_to_json(s) as signal,
-    case when e.id is null then null else json_build_object('id', e.id, 'updated_at', e.updated_at, 'url', e.url,
-      'enabled', e.enabled, 'secret_sealed', e.secret_sealed, 'headers', e.headers) end as endpoint
+  select l.*,
+    (select row_to_json(s) from signals s where s.id = l.signal_id) as signal,
+    (select json_build_object('id', e.id, 'updated_at', e.updated_at, 'url', e.url, 'enabled', e.enabled,
+        'secret_sealed', e.secret_sealed, 'headers', e.headers)
+      from webhook_endpoints e where e.id = l.endpoint_id) as endpoint
   from leased l
-  left join signals s on s.id = l.signal_id
-  left join webhook_endpoints e on e.id = l.endpoint_id
   order by l.claim_turn, l.claim_due, l.id`;
 
 /**
@@ -205,10 +206,16 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     this.pool = pgPool(db);
   }
 
-  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * `durable: false` commits without waiting for the WAL flush (synchronous_commit off for
+   * this transaction): for claims and outcomes, whose loss in a database crash costs at most
+   * a duplicate attempt (the delivery is leased or pending again), never a delivery. The
+   * outbox's commit stays durable: its 201 promises the signal.
+   */
+  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, durable = true): Promise<T> {
     const client = await this.pool.connect();
     try {
-      await client.query('begin');
+      await client.query(durable ? 'begin' : 'begin; set local synchronous_commit = off');
       const result = await fn(client);
       await client.query('commit');
       return result;
@@ -264,7 +271,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         if (!endpoints.has(delivery.endpoint_id)) endpoints.set(delivery.endpoint_id, endpoint ?? undefined);
         return { delivery, signal: signal ?? undefined, endpoint: endpoints.get(delivery.endpoint_id) };
       });
-    });
+    }, false);
   }
 
   async releaseAllLeases(): Promise<number> {
@@ -383,7 +390,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
       const disabled = new Map<string, string>();
       for (const [endpointId, { reason }] of disabling) disabled.set(endpointId, reason);
       return { decisions, disabled };
-    });
+    }, false);
   }
 
   /**
