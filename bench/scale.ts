@@ -201,6 +201,10 @@ async function startSetup(
         port: await freePort(),
         caPath: pki.caPath,
         args: [...database, '--metrics-listen', ''],
+        // BENCH_SERVER_PROF=DIR: a CPU profile of each replica there (--cpu-prof), as in bench/webhooks.ts.
+        nodeOptions: process.env.BENCH_SERVER_PROF
+          ? `--cpu-prof --cpu-prof-dir=${process.env.BENCH_SERVER_PROF}`
+          : undefined,
       }),
     );
   const clients = replicas.map((r) => new ApiClient(r.url, 128));

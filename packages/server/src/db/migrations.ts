@@ -280,6 +280,14 @@ function migrations(engine: Engine): Record<string, Migration> {
             .execute();
       },
     },
+    '0005_delivery_lease_holder': {
+      // Which process holds a lease. Replicas sharing PostgreSQL count the live leases the
+      // others hold against an endpoint's limit, and their own attempts from memory. Null on
+      // SQLite, whose one process owns every lease.
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('webhook_deliveries').addColumn('leased_by', t.text).execute();
+      },
+    },
   };
 }
 

@@ -8,9 +8,11 @@
 //   Its commit NOTIFYs the other replicas (LISTEN in `watch`), so they need not poll for work.
 // - claim: FOR UPDATE SKIP LOCKED, with per-endpoint limits that hold across replicas: each
 //   endpoint with due work is taken under a transaction advisory lock (tried, never waited
-//   for: an endpoint another replica is claiming right now is skipped), and only then are its
-//   live leases counted, by a second statement whose snapshot sees every claim committed
-//   before. Endpoints are served oldest-due first, and within a claim round-robin (each
+//   for: an endpoint another replica is claiming right now is skipped), and only then are the
+//   live leases the other replicas hold counted (`leased_by`), by a second statement whose
+//   snapshot sees every claim committed before; this process's own attempts in flight come
+//   from its memory, as on SQLite (a finished attempt frees its slot before its outcome is
+//   written). Endpoints are served oldest-due first, and within a claim round-robin (each
 //   endpoint's first due delivery, then each one's second …), so one endpoint's backlog
 //   never takes the slots of another's.
 // - leases expire: a row whose holder died (`delivering`, lease_until passed) is claimed again
@@ -22,6 +24,7 @@
 // Hot paths, so SQL text runs as named prepared statements on the pool's connections (no
 // query building), as the SQLite queue runs prepared statements.
 
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { SignalTable, WebhookDeliveryTable } from '../db/index.ts';
 import { type Db, pgListenClient, pgPool } from '../db/index.ts';
@@ -40,6 +43,8 @@ import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-
 
 /** The channel enqueue notifies and `watch` listens on. */
 export const WORK_CHANNEL = 'guard_deliveries';
+/** How soon a claim that found an endpoint held by another replica's claim looks again. */
+const LOOK_AGAIN_MS = 5;
 /** First key of the claim's per-endpoint advisory locks (the second is a hash of the endpoint id). */
 const CLAIM_LOCK_CLASS = 0x6763; // "gc"
 
@@ -75,7 +80,7 @@ const SQL_INSERT_DELIVERIES = `
 
 /**
  * Endpoints with due work (pending and due, or leased with the lease run out), oldest due
- * first, each locked for this transaction if no other claim holds it; at most $2.
+ * first, at most $2, each locked for this transaction if no other claim holds it (`taken`).
  */
 const SQL_LOCK_DUE_ENDPOINTS = `
   with due as materialized (
@@ -87,20 +92,22 @@ const SQL_LOCK_DUE_ENDPOINTS = `
     from webhook_endpoints e
   ),
   ordered as materialized (select id, oldest from due where oldest is not null order by oldest)
-  select id from ordered where pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(id)) limit $2`;
+  select id, pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(id)) as taken from ordered limit $2`;
 
 /**
  * Leases, for the endpoints locked above, as many due deliveries as each has free slots: the
- * per-endpoint limit less the live leases in the table (every replica's), plus this process's
- * settling ones. Round-robin over endpoints, oldest first within each, at most $limit in all.
+ * per-endpoint limit less this process's attempts in flight ($2, from memory) and less the
+ * live leases other processes hold (from the table, by `leased_by`). Round-robin over
+ * endpoints, oldest first within each, at most $limit in all.
  * Returns the leased rows with their signal and endpoint, each found by its key (scalar
  * subqueries: a join would let a generic plan hash the whole signals table).
  */
 const SQL_CLAIM = `
   with ep as (
-    select u.id, $3::int - ((select count(*) from webhook_deliveries b
-        where b.endpoint_id = u.id and b.state = 'delivering' and b.lease_until >= $4) - u.settling) as free
-    from unnest($1::text[], $2::int[]) as u(id, settling)
+    select u.id, $3::int - u.busy - (select count(*) from webhook_deliveries b
+        where b.endpoint_id = u.id and b.state = 'delivering' and b.lease_until >= $4
+          and b.leased_by is distinct from $7) as free
+    from unnest($1::text[], $2::int[]) as u(id, busy)
   ),
   candidates as (
     select c.id, c.due, row_number() over (partition by ep.id order by c.due) as turn
@@ -118,7 +125,7 @@ const SQL_CLAIM = `
   ),
   picked as (select id, turn, due from candidates order by turn, due limit $5),
   leased as (
-    update webhook_deliveries d set state = 'delivering', lease_until = $6
+    update webhook_deliveries d set state = 'delivering', lease_until = $6, leased_by = $7
     from picked where d.id = picked.id
     returning d.*, picked.turn as claim_turn, picked.due as claim_due
   )
@@ -142,7 +149,7 @@ const SQL_LOCK_HEALTH = `
   )
   select id, enabled, failing_since, true as is_endpoint from health
   union all
-  select id, null, null, false from webhook_deliveries where id = any($2::text[])`;
+  select d.id, null, null, false from webhook_deliveries d where d.id = any($2::text[])`;
 
 /** Every decided delivery, its attempt and its endpoint's streak. */
 const SQL_WRITE_OUTCOMES = `
@@ -151,6 +158,7 @@ const SQL_WRITE_OUTCOMES = `
       state = u.state,
       attempts = case when u.kind = 'abandoned' then d.attempts else u.attempts end,
       lease_until = null,
+      leased_by = null,
       last_status = case when u.kind = 'abandoned' then d.last_status else u.last_status end,
       last_error = u.last_error,
       next_attempt_at = case when u.kind = 'retry' then u.next_attempt_at else d.next_attempt_at end,
@@ -183,6 +191,16 @@ const SQL_FAIL_PENDING = `
 
 const q = (name: string, text: string, values: unknown[]): pg.QueryConfig => ({ name, text, values });
 
+/**
+ * Every statement here finds its rows by key or by index range. Their plans are made once per
+ * connection (generic plans: db/postgres.ts), at the first execution, often on a table still
+ * empty: with its statistics, the planner hashed a whole partition to look up 20 ids once the
+ * table had grown (36 ms instead of 0.4). With hash and merge joins and sequential scans
+ * priced out in these transactions, every plan is index lookups, whatever the statistics.
+ */
+const BEGIN_HOT_PATH =
+  'begin; set local enable_hashjoin = off; set local enable_mergejoin = off; set local enable_seqscan = off';
+
 /** SQLSTATE 23505, the code isUniqueViolation (errors.ts) recognises. */
 function duplicateSignal(id: string): Error {
   return Object.assign(new Error(`duplicate key value violates unique constraint "signals_pkey" (${id})`), {
@@ -200,6 +218,21 @@ type ClaimRow = WebhookDeliveryTable & {
 export class PostgresDeliveryQueue implements DeliveryQueue {
   private readonly db: Db;
   private readonly pool: pg.Pool;
+  /** The watcher's callback (`watch`), also called when a claim skipped an endpoint another replica held. */
+  private onWork: (() => void) | undefined;
+  private lookAgain: NodeJS.Timeout | undefined;
+
+  private lookAgainSoon(): void {
+    if (this.lookAgain || !this.onWork) return;
+    this.lookAgain = setTimeout(() => {
+      this.lookAgain = undefined;
+      this.onWork?.();
+    }, LOOK_AGAIN_MS);
+    this.lookAgain.unref();
+  }
+
+  /** This process's name on its leases (`leased_by`), new at every start: a dead predecessor's leases count as another's. */
+  readonly holder = randomUUID();
 
   constructor(db: Db) {
     this.db = db;
@@ -215,7 +248,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
   private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, durable = true): Promise<T> {
     const client = await this.pool.connect();
     try {
-      await client.query(durable ? 'begin' : 'begin; set local synchronous_commit = off');
+      await client.query(durable ? BEGIN_HOT_PATH : `${BEGIN_HOT_PATH}; set local synchronous_commit = off`);
       const result = await fn(client);
       await client.query('commit');
       return result;
@@ -245,24 +278,28 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     }
   }
 
-  async claim({ now, leaseMs, limit, perEndpoint, settling }: ClaimRequest): Promise<ClaimedDelivery[]> {
+  async claim({ now, leaseMs, limit, perEndpoint, busy }: ClaimRequest): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
     const nowIso = now.toISOString();
     const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
     return this.transaction(async (client) => {
-      const locked = await client.query<{ id: string }>(
+      const due = await client.query<{ id: string; taken: boolean }>(
         q('guard_lock_due_endpoints', SQL_LOCK_DUE_ENDPOINTS, [nowIso, limit]),
       );
-      if (locked.rows.length === 0) return [];
-      const ids = locked.rows.map((r) => r.id);
+      // An endpoint another replica was claiming from just now may still have work after its
+      // claim: look again shortly rather than at the next poll.
+      if (due.rows.some((r) => !r.taken)) this.lookAgainSoon();
+      const ids = due.rows.filter((r) => r.taken).map((r) => r.id);
+      if (ids.length === 0) return [];
       const { rows } = await client.query<ClaimRow>(
         q('guard_claim', SQL_CLAIM, [
           ids,
-          ids.map((id) => settling.get(id) ?? 0),
+          ids.map((id) => busy.get(id) ?? 0),
           perEndpoint,
           nowIso,
           limit,
           leaseUntil,
+          this.holder,
         ]),
       );
       // Claims of one endpoint share one endpoint object (the worker caches by it).
@@ -276,7 +313,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
 
   async releaseAllLeases(): Promise<number> {
     const r = await this.pool.query(
-      `update webhook_deliveries set state = 'pending', lease_until = null where state = 'delivering'`,
+      `update webhook_deliveries set state = 'pending', lease_until = null, leased_by = null where state = 'delivering'`,
     );
     return r.rowCount ?? 0;
   }
@@ -399,6 +436,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
    * connection is reopened with backoff; the worker's slow poll covers the gap.
    */
   async watch(onWork: () => void): Promise<() => Promise<void>> {
+    this.onWork = onWork;
     let stopped = false;
     let client: pg.Client | undefined;
     let retry: NodeJS.Timeout | undefined;
@@ -428,6 +466,8 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     await connect();
     return async () => {
       stopped = true;
+      this.onWork = undefined;
+      if (this.lookAgain) clearTimeout(this.lookAgain);
       if (retry) clearTimeout(retry);
       const c = client;
       client = undefined;
