@@ -4,7 +4,8 @@
 # baseline runs it), openssl (tests make a throw-away CA for HTTPS receivers and proxies),
 # curl (the upload benchmark's anchor), GNU time (benchmarks read peak RSS from it) and tmux
 # (the agent's progress tests run it in a real terminal), setpriv (tests run the CLIs without
-# root's power over file modes) and PostgreSQL (the server suite's second pass and the scale
+# root's power over file modes), ss (the replica failure test finds which replica is delivering)
+# and PostgreSQL (the server suite's second pass and the scale
 # benchmark start a throw-away cluster of their own: initdb in a temp dir, never the system
 # service, which is stopped and disabled again if the package's install started it).
 set -euo pipefail
@@ -20,6 +21,7 @@ command -v curl >/dev/null || missing+=(curl)
 [ -x /usr/bin/time ] || missing+=(time)
 command -v tmux >/dev/null || missing+=(tmux)
 command -v setpriv >/dev/null || missing+=(util-linux)
+command -v ss >/dev/null || missing+=(iproute2)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi

@@ -1,7 +1,7 @@
 // Three real bin/guard-server replicas on one PostgreSQL database (the PostgreSQL pass only):
 // 10,000 signals created round-robin through the three, delivered to two endpoints (two paths
-// of one HTTPS receiver on loopback). Once 30 % of the signals are created (deliveries under
-// way on every replica) one replica is killed with SIGKILL and stays dead: its leased
+// of one HTTPS receiver on loopback). Once 30 % of the signals are created one replica that
+// is delivering right then is killed with SIGKILL and stays dead: its leased
 // deliveries must be taken over by the others once the leases expire. At 60 % another
 // replica is restarted (SIGTERM, then started again). Then every pair must arrive at least once, each duplicate
 // with its pair's Guard-Delivery, each Guard-Delivery belonging to one pair; and the
@@ -9,6 +9,7 @@
 // limit, whichever replicas sent them. The duplicate count is reported.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -108,7 +109,25 @@ describe('three replicas on one PostgreSQL, one killed and one restarted mid-run
           url: `https://127.0.0.1:${receiver.port}${path}`,
         });
 
-      // The kill and the restart, as signal creation passes 30 % and 60 %.
+      // The kill and the restart, as signal creation passes 30 % and 60 %. The replica killed
+      // is whichever of the first two holds the most connections to the receiver right then
+      // (`ss`): one that is delivering, so that attempts are cut off mid-flight. (Claims of one
+      // endpoint are taken by one replica at a time, so one replica often does most of it.)
+      const receiverPort = receiver.port;
+      const deliveringReplica = (): number => {
+        const counts = [0, 0];
+        try {
+          const out = execFileSync('ss', ['-tnpH', 'state', 'established', 'dst', `127.0.0.1:${receiverPort}`], {
+            encoding: 'utf8',
+          });
+          for (const m of out.matchAll(/pid=(\d+)/g))
+            for (const i of [0, 1]) if (replicas[i]?.pid === Number(m[1])) counts[i]++;
+        } catch {
+          // no ss: the second replica
+        }
+        return counts[0] > counts[1] ? 0 : 1;
+      };
+      let victim = 1;
       const down = new Set<number>();
       let killedAt = 0;
       let killedWith = 0;
@@ -119,8 +138,9 @@ describe('three replicas on one PostgreSQL, one killed and one restarted mid-run
         if (known.size >= KILL_AT && killedAt === 0) {
           killedWith = pairsSeen.size;
           killedAt = performance.now();
-          down.add(1);
-          replicas[1]?.child.kill('SIGKILL');
+          victim = deliveringReplica();
+          down.add(victim);
+          replicas[victim]?.child.kill('SIGKILL');
         }
         if (known.size >= RESTART_AT && restartMs === 0) {
           restartMs = -1;
@@ -221,7 +241,7 @@ describe('three replicas on one PostgreSQL, one killed and one restarted mid-run
       const duplicatedPairs = [...counts.values()].filter((n) => n > 1).length;
       for (const f of [
         `replicas: ${REPLICAS}; signals acknowledged: ${known.size} in ${Math.round(createMs)} ms; POSTs cut off or refused: ${cutOff}; unacknowledged signals that exist and were delivered: ${orphans.length}`,
-        `SIGKILL of replica 1 once ${KILL_AT} of ${SIGNALS} signals were created (${killedWith} of ${PAIRS} pairs had arrived); graceful restart of replica 2 at ${RESTART_AT} signals: ${Math.round(restartMs)} ms`,
+        `SIGKILL of replica ${victim} once ${KILL_AT} of ${SIGNALS} signals were created (${killedWith} of ${PAIRS} pairs had arrived); graceful restart of replica 2 at ${RESTART_AT} signals: ${Math.round(restartMs)} ms`,
         `recovery (SIGKILL → every pair arrived, lease ${LEASE_MS} ms): ${Math.round(recoveredMs)} ms`,
         `receipts: ${receipts.length}; distinct pairs: ${deliveryOfPair.size}; duplicates: ${duplicates} (over ${duplicatedPairs} pairs), all with their pair's Guard-Delivery`,
         `most attempts in flight to one endpoint: ${PATHS.map((p) => `${p} ${maxInFlight.get(p)}`).join(', ')} (limit ${PER_ENDPOINT})`,
