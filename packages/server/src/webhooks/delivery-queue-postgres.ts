@@ -76,7 +76,7 @@ const SQL_INSERT_DELIVERIES = `
     select id, tenant_id, signal_id, endpoint_id, 'pending', 0, at, at
     from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) as d(id, tenant_id, signal_id, endpoint_id, at)
   )
-  select pg_notify('${WORK_CHANNEL}', '')`;
+  select pg_notify('${WORK_CHANNEL}', $6)`;
 
 /**
  * Endpoints with due work (pending and due, or leased with the lease run out), oldest due
@@ -262,14 +262,14 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
 
   async enqueue(entries: readonly OutboxEntry[]): Promise<EnqueueResult[]> {
     try {
-      return await this.transaction((client) => insertBatch(client, entries));
+      return await this.transaction((client) => insertBatch(client, entries, this.holder));
     } catch {
       // Something other than a duplicate id failed the batch (a foreign key, a check): each
       // entry again in a transaction of its own, so it fails alone.
       const results: EnqueueResult[] = [];
       for (const entry of entries) {
         try {
-          results.push(...(await this.transaction((client) => insertBatch(client, [entry]))));
+          results.push(...(await this.transaction((client) => insertBatch(client, [entry], this.holder))));
         } catch (error) {
           results.push({ ok: false, error });
         }
@@ -444,7 +444,10 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     const connect = async (): Promise<void> => {
       const c = pgListenClient(this.db);
       client = c;
-      c.on('notification', () => onWork());
+      // Its own NOTIFYs are no news: the outbox's caller woke this process's worker already.
+      c.on('notification', (n) => {
+        if (n.payload !== this.holder) onWork();
+      });
       c.on('error', () => reconnect(c));
       c.on('end', () => reconnect(c));
       await c.connect();
@@ -477,7 +480,11 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
 }
 
 /** One group commit: signals, then all their deliveries; entries with a duplicate id fail alone. */
-async function insertBatch(client: pg.PoolClient, entries: readonly OutboxEntry[]): Promise<EnqueueResult[]> {
+async function insertBatch(
+  client: pg.PoolClient,
+  entries: readonly OutboxEntry[],
+  holder: string,
+): Promise<EnqueueResult[]> {
   // An id twice in one batch: the first is written, the later ones fail as duplicates.
   const first = new Map<string, number>();
   const sent: { signal: SignalTable; onlyEndpointId?: string }[] = [];
@@ -537,7 +544,7 @@ async function insertBatch(client: pg.PoolClient, entries: readonly OutboxEntry[
   });
   if (d.id.length > 0)
     await client.query(
-      q('guard_insert_deliveries', SQL_INSERT_DELIVERIES, [d.id, d.tenant, d.signal, d.endpoint, d.at]),
+      q('guard_insert_deliveries', SQL_INSERT_DELIVERIES, [d.id, d.tenant, d.signal, d.endpoint, d.at, holder]),
     );
   return results;
 }
