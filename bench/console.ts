@@ -108,6 +108,7 @@ async function seedDeliveries(dataDir: string, tenantId: string, endpointId: str
           attempts,
           next_attempt_at: state === 'pending' ? later : at,
           lease_until: null,
+          leased_by: null,
           last_status: attempts === 0 ? null : state === 'succeeded' ? 200 : 500,
           last_error: null,
           created_at: at,

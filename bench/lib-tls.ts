@@ -69,10 +69,23 @@ export async function startReceiver(options: {
   pki: Pick<TestPki, 'certPem' | 'keyPem'>;
   onReceipt(r: Receipt): void;
   delayMs?: [number, number];
+  /** Called as each request arrives (by path); the function it returns, once its answer is gone. */
+  onStart?(path: string): () => void;
 }): Promise<Receiver> {
   const server = https.createServer(
     { key: options.pki.keyPem, cert: options.pki.certPem, keepAliveTimeout: 60_000 },
     (req, res) => {
+      // Done once the answer is handed to the socket (or the request is gone): a client can
+      // only send its next request after reading this answer, so nothing it does next can
+      // overlap this one in the count, however late this process gets to its 'close' event.
+      const finish = options.onStart?.(req.url ?? '');
+      let finished = false;
+      const done = () => {
+        if (finished) return;
+        finished = true;
+        finish?.();
+      };
+      res.once('close', done);
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
@@ -94,6 +107,7 @@ export async function startReceiver(options: {
           headers: req.headers,
         });
         const answer = () => {
+          done();
           res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
           res.end('ok');
         };

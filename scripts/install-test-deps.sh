@@ -4,13 +4,20 @@
 # baseline runs it), openssl (tests make a throw-away CA for HTTPS receivers and proxies),
 # curl (the upload benchmark's anchor), GNU time (benchmarks read peak RSS from it) and tmux
 # (the agent's progress tests run it in a real terminal), setpriv (tests run the CLIs without
-# root's power over file modes) and chromium (the console's browser tests drive Debian's build
-# through playwright-core; nothing is downloaded from a browser CDN). For the release packages
-# (packaging/, issue 13): binutils (strip), dpkg-dev (dpkg-shlibdeps), lintian, logrotate (the
-# agent's rule is run for real), systemd (systemd-analyze verify and security), man-db (man -w
-# finds the installed pages), adduser and init-system-helpers (the packages' maintainer scripts).
+# root's power over file modes), ss (the replica failure test finds which replica is delivering),
+# PostgreSQL (the server suite's second pass and the scale benchmark start a throw-away cluster
+# of their own: initdb in a temp dir, never the system service, which is stopped and disabled
+# again if the package's install started it) and chromium (the console's browser tests drive
+# Debian's build through playwright-core; nothing is downloaded from a browser CDN). For the
+# release packages (packaging/, issue 13): binutils (strip), dpkg-dev (dpkg-shlibdeps),
+# lintian, logrotate (the agent's rule is run for real), systemd (systemd-analyze verify and
+# security), man-db (man -w finds the installed pages), adduser and init-system-helpers (the
+# packages' maintainer scripts).
 set -euo pipefail
 missing=()
+pg_missing=0
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || pg_missing=1
+[ "$pg_missing" = 1 ] && missing+=(postgresql)
 command -v zstd >/dev/null || missing+=(zstd)
 command -v gzip >/dev/null || missing+=(gzip)
 command -v tar >/dev/null || missing+=(tar)
@@ -28,9 +35,19 @@ command -v systemd-analyze >/dev/null || missing+=(systemd)
 command -v man >/dev/null || missing+=(man-db)
 command -v adduser >/dev/null || missing+=(adduser)
 command -v deb-systemd-helper >/dev/null || missing+=(init-system-helpers)
+command -v ss >/dev/null || missing+=(iproute2)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if [ "$pg_missing" = 1 ] && command -v pg_lsclusters >/dev/null; then
+  # Debian's package creates and starts a "main" cluster as a system service: the tests never
+  # use it, so stop it (and keep it from starting at boot) rather than leave a server running.
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+  pg_lsclusters -h 2>/dev/null | while read -r version name _; do
+    $sudo pg_ctlcluster "$version" "$name" stop 2>/dev/null || true
+    echo manual | $sudo tee "/etc/postgresql/$version/$name/start.conf" >/dev/null 2>&1 || true
+  done
 fi

@@ -19,7 +19,7 @@ import { gracefulShutdown } from './graceful-shutdown.ts';
 import { healthRoutes } from './health.ts';
 import { bodyDeadline } from './http-limits.ts';
 import { objectRoutes } from './objects/index.ts';
-import { requestValidatorCompiler } from './request-validation.ts';
+import { refuseNulCharacters, requestValidatorCompiler } from './request-validation.ts';
 import { signalRoutes } from './signals/index.ts';
 import { supportRoutes } from './support/index.ts';
 import { userRoutes } from './users/index.ts';
@@ -37,6 +37,7 @@ export async function buildApp(
 
   // --- infrastructure ---------------------------------------------------------------
   app.setValidatorCompiler(requestValidatorCompiler()); // strict bodies; coerced query strings and path parameters
+  refuseNulCharacters(app); // no U+0000 in any text: PostgreSQL cannot store it, so neither engine takes it
   gracefulShutdown(app); // in-flight requests finish; idle keep-alive connections close
   errorResponses(app); // {"error": {"code", "message"}}; anything unexpected is an opaque 500
   app.addHook('onRequest', async (_req, reply) => {

@@ -291,6 +291,15 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
   }
 
   const { startServer } = await import('./server.ts');
+  // The API answers as soon as it listens, before the start is done (the delivery worker, on
+  // PostgreSQL its LISTEN connection): a SIGTERM or SIGINT from then on is a graceful stop,
+  // carried out once the start is done.
+  let signalled: string | undefined;
+  let onSignal = (signal: string) => {
+    signalled ??= signal;
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     server = await startServer(config);
@@ -328,8 +337,6 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
       },
     );
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
   // SIGHUP re-reads --tls-cert/--tls-key (a renewed certificate) without dropping a connection;
   // a pair that cannot be used is logged and the one in use stays.
   const { reloadTls } = server;
@@ -339,6 +346,8 @@ async function main(argv: string[]): Promise<ExitName | 'running'> {
         server.app.log.error({ err: error }, 'TLS reload failed; the certificate in use stays'),
       );
     });
+  onSignal = stop;
+  if (signalled) stop(signalled);
   return 'running';
 }
 

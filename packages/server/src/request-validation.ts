@@ -5,7 +5,8 @@
 // properties are refused by the schemas, never silently removed.
 
 import { AjvCompiler } from '@fastify/ajv-compiler';
-import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
+import { badRequest } from './errors.ts';
 
 const AJV_OPTIONS = { removeAdditional: false, useDefaults: true, allErrors: false, strict: false } as const;
 
@@ -22,4 +23,27 @@ export function requestValidatorCompiler(): FastifySchemaCompiler<unknown> {
     { customOptions: { ...AJV_OPTIONS, coerceTypes: 'array' } },
   ) as FastifySchemaCompiler<unknown>;
   return (route) => (route.httpPart === 'body' ? strict : coercing)(route);
+}
+
+/**
+ * Text with a NUL character (U+0000) is refused in every JSON body, query string and path
+ * parameter with 400 invalid_request: PostgreSQL cannot store it in text at all, and the
+ * same request must get the same answer on both engines (SQLite would store it).
+ */
+export function refuseNulCharacters(app: FastifyInstance): void {
+  app.addHook('preValidation', async (req) => {
+    if (hasNul(req.params) || hasNul(req.query) || hasNul(req.body))
+      throw badRequest('text may not contain the NUL character (U+0000)');
+  });
+}
+
+/** Whether a string anywhere in a parsed JSON value (plain objects and arrays only) holds U+0000. */
+function hasNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (typeof value !== 'object' || value === null || depth > 64) return false;
+  if (Array.isArray(value)) return value.some((v) => hasNul(v, depth + 1));
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return false; // a stream, a Buffer: not JSON
+  for (const [k, v] of Object.entries(value)) if (k.includes('\u0000') || hasNul(v, depth + 1)) return true;
+  return false;
 }

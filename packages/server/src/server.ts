@@ -103,7 +103,8 @@ export async function openDeps(
     now,
     publicUrl,
     webhooks: { wake: () => worker.wake(), metrics },
-    outbox: new SignalOutbox(queue),
+    // SQLite runs one write at a time anyway; PostgreSQL overlaps a commit with the next batch.
+    outbox: new SignalOutbox(queue, { maxInFlight: engineOf(db) === 'postgres' ? 2 : 1 }),
     worker,
   };
 }
@@ -133,6 +134,15 @@ export async function startServer(
     throw error;
   }
   const swept = await deps.store.sweepPartials();
+  // This month's delivery partitions and the next ones exist before the first signal is written.
+  if (engineOf(deps.db) === 'postgres')
+    await exclusiveJob(deps.db, 'delivery-partitions', () => ensurePartitions(deps.db, deps.now())).catch(
+      async (error: unknown) => {
+        await deps.db.destroy();
+        await lock.release();
+        throw error;
+      },
+    );
   let https: { cert: Buffer; key: Buffer } | undefined;
   try {
     https = config.tls && (await readTls(config.tls));
@@ -160,8 +170,6 @@ export async function startServer(
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   publicUrl ??= `${https ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   const shared = engineOf(deps.db) === 'postgres';
-  // This month's partitions and the next ones exist before the first delivery is written.
-  if (shared) await exclusiveJob(deps.db, 'delivery-partitions', () => ensurePartitions(deps.db, deps.now()));
   let maintaining = false;
   const gc = setInterval(() => {
     if (maintaining) return;

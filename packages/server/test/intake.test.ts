@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { hashSecret } from '../src/auth/secrets.ts';
@@ -38,6 +38,7 @@ import {
   validManifest,
   waitFor,
 } from './harness.ts';
+import { ON_POSTGRES } from './test-database.ts';
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -960,8 +961,10 @@ describe('operations', () => {
   });
   after(() => server.cleanup());
 
-  it('master.key and guard.db are readable by the owner only', async () => {
-    for (const name of ['master.key', 'guard.db']) {
+  it('master.key and guard.db are readable by the owner only (on PostgreSQL the data dir holds no database)', async () => {
+    const names = ON_POSTGRES ? ['master.key'] : ['master.key', 'guard.db'];
+    if (ON_POSTGRES) assert.deepEqual((await readdir(server.dataDir)).includes('guard.db'), false);
+    for (const name of names) {
       const st = await stat(join(server.dataDir, name));
       assert.equal((st.mode & 0o777).toString(8), '600', `${name} has mode ${(st.mode & 0o777).toString(8)}`);
     }

@@ -950,6 +950,8 @@ describe('POST /v1/signals validation', () => {
     assertError(await postSignal(server, t.agentKey, { description: 'd'.repeat(4097) }), 400);
     assertError(await postSignal(server, t.agentKey, { description: '' }), 400);
     assert.equal((await postSignal(server, t.agentKey, { description: 'd'.repeat(4096) })).status, 201);
+    // Delivered before the next test counts what arrives (five before, this one the sixth).
+    await receiver.waitForHits(p, 6);
   });
 
   it('refuses missing fields, unknown fields and a bad created_at', async () => {

@@ -8,7 +8,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerConfig } from '../config.ts';
-import { type Db, engineOf, type Role, withStatements } from '../db/index.ts';
+import { type Db, engineOf, pgPool, type Role, withStatements } from '../db/index.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { checkCsrf, csrfToken } from './csrf.ts';
 import { hashSecret, secretKind } from './secrets.ts';
@@ -58,9 +58,9 @@ export async function resolvePrincipal(
   const hash = hashSecret(secret);
   switch (secretKind(secret)) {
     case 'agentKey': {
-      // Every agent request resolves here. On SQLite prepared SQL, not a query built per call
-      // (building it costs more than running it there; a PostgreSQL round trip dwarfs both).
-      // last_seen_at is written at most once a minute per agent.
+      // Every agent request resolves here: prepared SQL on either engine, not a query built per
+      // call (building it costs more than running it). last_seen_at is written at most once a
+      // minute per agent.
       type AgentRow = {
         id: string;
         tenant_id: string;
@@ -82,14 +82,19 @@ export async function resolvePrincipal(
           return row;
         });
       else {
-        agent = await db
-          .selectFrom('agents')
-          .select(['id', 'tenant_id', 'hostname', 'environment', 'last_seen_at'])
-          .where('api_key_hash', '=', hash)
-          .where('revoked_at', 'is', null)
-          .executeTakeFirst();
+        agent = (
+          await pgPool(db).query<AgentRow>({
+            name: 'guard_agent_by_key',
+            text: 'select id, tenant_id, hostname, environment, last_seen_at from agents where api_key_hash = $1 and revoked_at is null',
+            values: [hash],
+          })
+        ).rows[0];
         if (agent && stale(agent))
-          await db.updateTable('agents').set({ last_seen_at: at.toISOString() }).where('id', '=', agent.id).execute();
+          await pgPool(db).query({
+            name: 'guard_agent_seen',
+            text: 'update agents set last_seen_at = $1 where id = $2',
+            values: [at.toISOString(), agent.id],
+          });
       }
       return (
         agent && {

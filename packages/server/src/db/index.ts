@@ -6,6 +6,7 @@ import type { DatabaseConfig } from '../config.ts';
 import { engineOf } from './engine.ts';
 import { migrateToLatest, pendingMigrations } from './migrations.ts';
 import { createClient, createPool, type PostgresTarget } from './postgres.ts';
+import { startCheckpointer } from './sqlite-checkpointer.ts';
 import { nodeSqliteDialect, openSqlite, Statements } from './sqlite-dialect.ts';
 import type { Database } from './tables.ts';
 
@@ -51,8 +52,11 @@ export async function openDatabase(
   const database = target.database ?? { engine: 'sqlite' };
   if (database.engine === 'sqlite') {
     mkdirSync(target.dataDir, { recursive: true, mode: 0o700 });
-    const statements = new Statements(openSqlite(join(target.dataDir, 'guard.db')));
-    const db = new Kysely<Database>({ dialect: nodeSqliteDialect(statements) });
+    const path = join(target.dataDir, 'guard.db');
+    // WAL checkpoints run on a thread of their own, never in a commit on the event loop.
+    const statements = new Statements(openSqlite(path, { checkpoints: false }));
+    const checkpointer = startCheckpointer(path);
+    const db = new Kysely<Database>({ dialect: nodeSqliteDialect(statements, () => checkpointer.stop()) });
     statementsOf.set(db, statements);
     if (options.migrations !== 'none') await migrateToLatest(db as Kysely<unknown>, 'sqlite');
     return db;
@@ -74,12 +78,9 @@ export async function openDatabase(
   return db;
 }
 
-/** Applies the pending migrations; returns the names applied (`guard-server migrate`). */
-export async function migrate(db: Db): Promise<string[]> {
-  const engine = engineOf(db);
-  const pending = await pendingMigrations(db as Kysely<unknown>, engine);
-  await migrateToLatest(db as Kysely<unknown>, engine);
-  return pending;
+/** Applies the pending migrations; returns the names this call applied (`guard-server migrate`). */
+export function migrate(db: Db): Promise<string[]> {
+  return migrateToLatest(db as Kysely<unknown>, engineOf(db));
 }
 
 /** Runs `fn` synchronously on the raw connection, holding Kysely's connection lock. SQLite only. */

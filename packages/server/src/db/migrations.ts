@@ -1,5 +1,5 @@
 // Versioned migrations, applied in name order by Kysely's Migrator: one history for both
-// engines (docs/decisions/0005-postgresql.md). A released migration is never edited in what
+// engines (docs/decisions/0009-postgresql.md). A released migration is never edited in what
 // it does to a database it already ran on: add a new one.
 //
 // Rules, for every migration (the same test suite runs on both engines):
@@ -316,6 +316,14 @@ function migrations(engine: Engine): Record<string, Migration> {
         await db.schema.createIndex('webhook_deliveries_signal').on('webhook_deliveries').column('signal_id').execute();
       },
     },
+    '0006_delivery_lease_holder': {
+      // Which process holds a lease. Replicas sharing PostgreSQL count the live leases the
+      // others hold against an endpoint's limit, and their own attempts from memory. Null on
+      // SQLite, whose one process owns every lease.
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('webhook_deliveries').addColumn('leased_by', t.text).execute();
+      },
+    },
   };
 }
 
@@ -338,8 +346,9 @@ export async function pendingMigrations(db: Kysely<unknown>, engine: Engine): Pr
  * runs them in one transaction, so replicas or `migrate` commands started together apply each
  * once. Migrations a newer release ran (a rolling upgrade's first replicas) are left alone.
  */
-export async function migrateToLatest(db: Kysely<unknown>, engine: Engine): Promise<void> {
+export async function migrateToLatest(db: Kysely<unknown>, engine: Engine): Promise<string[]> {
   const { error, results } = await migrator(db, engine).migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

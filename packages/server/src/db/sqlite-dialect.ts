@@ -6,8 +6,10 @@
 import { closeSync, openSync } from 'node:fs';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import { type SqliteDatabase, SqliteDialect } from 'kysely';
+import { JOURNAL_SIZE_LIMIT } from './sqlite-checkpointer.ts';
 
-export function openSqlite(path: string): DatabaseSync {
+/** `checkpoints: false`: this connection never checkpoints; a checkpointer thread does (sqlite-checkpointer.ts). */
+export function openSqlite(path: string, options: { checkpoints: boolean } = { checkpoints: true }): DatabaseSync {
   // Create the file owner-only before SQLite opens it: it holds credential hashes.
   closeSync(openSync(path, 'a', 0o600));
   const db = new DatabaseSync(path);
@@ -15,6 +17,8 @@ export function openSqlite(path: string): DatabaseSync {
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
   db.exec('PRAGMA busy_timeout = 5000');
+  db.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
+  if (!options.checkpoints) db.exec('PRAGMA wal_autocheckpoint = 0');
   return db;
 }
 
@@ -54,9 +58,12 @@ export class Statements {
   }
 }
 
-export function nodeSqliteDialect(statements: Statements): SqliteDialect {
+export function nodeSqliteDialect(statements: Statements, onClose?: () => void): SqliteDialect {
   const database: SqliteDatabase = {
-    close: () => statements.db.close(),
+    close: () => {
+      onClose?.();
+      statements.db.close();
+    },
     prepare(sql: string) {
       const { stmt, reader } = statements.prepare(sql);
       return {

@@ -140,6 +140,8 @@ export interface WebhookDeliveryTable {
   attempts: number;
   next_attempt_at: string;
   lease_until: string | null;
+  /** The process holding the lease (PostgreSQL: a replica's random id per start); null on SQLite. */
+  leased_by: string | null;
   last_status: number | null;
   last_error: string | null;
   created_at: string;

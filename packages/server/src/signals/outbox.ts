@@ -2,7 +2,10 @@
 // transaction (the delivery queue's enqueue), so a crash at any point loses no delivery.
 // Signals created in the same turn of the event loop share that transaction (group commit:
 // one commit instead of one per request, the largest cost of ingest); the queue isolates
-// each, so a row that fails fails only its own request.
+// each, so a row that fails fails only its own request. At most `maxInFlight` transactions
+// run at once: signals that arrive meanwhile wait and go together in the next one, so the
+// slower a commit (PostgreSQL's round trips and WAL flush), the more each one carries.
+// A signal that finds nothing in flight goes at once.
 
 import type { SignalTable } from '../db/index.ts';
 import type { DeliveryQueue, EnqueueResult } from '../webhooks/index.ts';
@@ -18,11 +21,14 @@ interface Pending {
 
 export class SignalOutbox {
   private readonly queue: Pick<DeliveryQueue, 'enqueue'>;
+  private readonly maxInFlight: number;
   private pending: Pending[] = [];
   private scheduled = false;
+  private inFlight = 0;
 
-  constructor(queue: Pick<DeliveryQueue, 'enqueue'>) {
+  constructor(queue: Pick<DeliveryQueue, 'enqueue'>, options: { maxInFlight?: number } = {}) {
     this.queue = queue;
+    this.maxInFlight = options.maxInFlight ?? Number.POSITIVE_INFINITY;
   }
 
   /**
@@ -32,31 +38,38 @@ export class SignalOutbox {
   write(signal: SignalTable, onlyEndpointId?: string): Promise<string[]> {
     return new Promise((resolve, reject) => {
       this.pending.push({ signal, onlyEndpointId, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
     });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.pending.length === 0 || this.inFlight >= this.maxInFlight) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
   }
 
   private flush(): void {
     this.scheduled = false;
     const batch = this.pending.splice(0, BATCH_MAX);
-    if (this.pending.length > 0) {
-      this.scheduled = true;
-      setImmediate(() => this.flush());
-    }
-    this.queue.enqueue(batch).then(
-      (results: EnqueueResult[]) => {
-        for (const [i, p] of batch.entries()) {
-          const r = results[i];
-          if (r.ok) p.resolve(r.deliveryIds);
-          else p.reject(r.error);
-        }
-      },
-      (error: unknown) => {
-        for (const p of batch) p.reject(error);
-      },
-    );
+    this.inFlight++;
+    this.schedule();
+    this.queue
+      .enqueue(batch)
+      .finally(() => {
+        this.inFlight--;
+        this.schedule();
+      })
+      .then(
+        (results: EnqueueResult[]) => {
+          for (const [i, p] of batch.entries()) {
+            const r = results[i];
+            if (r.ok) p.resolve(r.deliveryIds);
+            else p.reject(r.error);
+          }
+        },
+        (error: unknown) => {
+          for (const p of batch) p.reject(error);
+        },
+      );
   }
 }

@@ -1,5 +1,5 @@
 // The delivery queue on PostgreSQL, shared by any number of guard-server replicas
-// (docs/decisions/0005-postgresql.md). The same contract as the SQLite queue, written for a
+// (docs/decisions/0009-postgresql.md). The same contract as the SQLite queue, written for a
 // database that other processes claim from at the same time:
 //
 // - enqueue: each group commit is one transaction of two statements, whatever its size: the
@@ -8,9 +8,11 @@
 //   Its commit NOTIFYs the other replicas (LISTEN in `watch`), so they need not poll for work.
 // - claim: FOR UPDATE SKIP LOCKED, with per-endpoint limits that hold across replicas: each
 //   endpoint with due work is taken under a transaction advisory lock (tried, never waited
-//   for: an endpoint another replica is claiming right now is skipped), and only then are its
-//   live leases counted, by a second statement whose snapshot sees every claim committed
-//   before. Endpoints are served oldest-due first, and within a claim round-robin (each
+//   for: an endpoint another replica is claiming right now is skipped), and only then are the
+//   live leases the other replicas hold counted (`leased_by`), by a second statement whose
+//   snapshot sees every claim committed before; this process's own attempts in flight come
+//   from its memory, as on SQLite (a finished attempt frees its slot before its outcome is
+//   written). Endpoints are served oldest-due first, and within a claim round-robin (each
 //   endpoint's first due delivery, then each one's second …), so one endpoint's backlog
 //   never takes the slots of another's.
 // - leases expire: a row whose holder died (`delivering`, lease_until passed) is claimed again
@@ -22,6 +24,7 @@
 // Hot paths, so SQL text runs as named prepared statements on the pool's connections (no
 // query building), as the SQLite queue runs prepared statements.
 
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { SignalTable, WebhookDeliveryTable } from '../db/index.ts';
 import { type Db, pgListenClient, pgPool } from '../db/index.ts';
@@ -40,6 +43,8 @@ import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-
 
 /** The channel enqueue notifies and `watch` listens on. */
 export const WORK_CHANNEL = 'guard_deliveries';
+/** How soon a claim that found an endpoint held by another replica's claim looks again. */
+const LOOK_AGAIN_MS = 5;
 /** First key of the claim's per-endpoint advisory locks (the second is a hash of the endpoint id). */
 const CLAIM_LOCK_CLASS = 0x6763; // "gc"
 
@@ -71,11 +76,11 @@ const SQL_INSERT_DELIVERIES = `
     select id, tenant_id, signal_id, endpoint_id, 'pending', 0, at, at
     from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) as d(id, tenant_id, signal_id, endpoint_id, at)
   )
-  select pg_notify('${WORK_CHANNEL}', '')`;
+  select pg_notify('${WORK_CHANNEL}', $6)`;
 
 /**
  * Endpoints with due work (pending and due, or leased with the lease run out), oldest due
- * first, each locked for this transaction if no other claim holds it; at most $2.
+ * first, at most $2, each locked for this transaction if no other claim holds it (`taken`).
  */
 const SQL_LOCK_DUE_ENDPOINTS = `
   with due as materialized (
@@ -87,19 +92,22 @@ const SQL_LOCK_DUE_ENDPOINTS = `
     from webhook_endpoints e
   ),
   ordered as materialized (select id, oldest from due where oldest is not null order by oldest)
-  select id from ordered where pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(id)) limit $2`;
+  select id, pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(id)) as taken from ordered limit $2`;
 
 /**
  * Leases, for the endpoints locked above, as many due deliveries as each has free slots: the
- * per-endpoint limit less the live leases in the table (every replica's), plus this process's
- * settling ones. Round-robin over endpoints, oldest first within each, at most $limit in all.
- * Returns the leased rows with their signal and endpoint.
+ * per-endpoint limit less this process's attempts in flight ($2, from memory) and less the
+ * live leases other processes hold (from the table, by `leased_by`). Round-robin over
+ * endpoints, oldest first within each, at most $limit in all.
+ * Returns the leased rows with their signal and endpoint, each found by its key (scalar
+ * subqueries: a join would let a generic plan hash the whole signals table).
  */
 const SQL_CLAIM = `
   with ep as (
-    select u.id, $3::int - ((select count(*) from webhook_deliveries b
-        where b.endpoint_id = u.id and b.state = 'delivering' and b.lease_until >= $4) - u.settling) as free
-    from unnest($1::text[], $2::int[]) as u(id, settling)
+    select u.id, $3::int - u.busy - (select count(*) from webhook_deliveries b
+        where b.endpoint_id = u.id and b.state = 'delivering' and b.lease_until >= $4
+          and b.leased_by is distinct from $7) as free
+    from unnest($1::text[], $2::int[]) as u(id, busy)
   ),
   candidates as (
     select c.id, c.due, row_number() over (partition by ep.id order by c.due) as turn
@@ -117,16 +125,16 @@ const SQL_CLAIM = `
   ),
   picked as (select id, turn, due from candidates order by turn, due limit $5),
   leased as (
-    update webhook_deliveries d set state = 'delivering', lease_until = $6
+    update webhook_deliveries d set state = 'delivering', lease_until = $6, leased_by = $7
     from picked where d.id = picked.id
     returning d.*, picked.turn as claim_turn, picked.due as claim_due
   )
-  select l.*, row_to_json(s) as signal,
-    case when e.id is null then null else json_build_object('id', e.id, 'updated_at', e.updated_at, 'url', e.url,
-      'enabled', e.enabled, 'secret_sealed', e.secret_sealed, 'headers', e.headers) end as endpoint
+  select l.*,
+    (select row_to_json(s) from signals s where s.id = l.signal_id) as signal,
+    (select json_build_object('id', e.id, 'updated_at', e.updated_at, 'url', e.url, 'enabled', e.enabled,
+        'secret_sealed', e.secret_sealed, 'headers', e.headers)
+      from webhook_endpoints e where e.id = l.endpoint_id) as endpoint
   from leased l
-  left join signals s on s.id = l.signal_id
-  left join webhook_endpoints e on e.id = l.endpoint_id
   order by l.claim_turn, l.claim_due, l.id`;
 
 /**
@@ -141,7 +149,7 @@ const SQL_LOCK_HEALTH = `
   )
   select id, enabled, failing_since, true as is_endpoint from health
   union all
-  select id, null, null, false from webhook_deliveries where id = any($2::text[])`;
+  select d.id, null, null, false from webhook_deliveries d where d.id = any($2::text[])`;
 
 /** Every decided delivery, its attempt and its endpoint's streak. */
 const SQL_WRITE_OUTCOMES = `
@@ -150,6 +158,7 @@ const SQL_WRITE_OUTCOMES = `
       state = u.state,
       attempts = case when u.kind = 'abandoned' then d.attempts else u.attempts end,
       lease_until = null,
+      leased_by = null,
       last_status = case when u.kind = 'abandoned' then d.last_status else u.last_status end,
       last_error = u.last_error,
       next_attempt_at = case when u.kind = 'retry' then u.next_attempt_at else d.next_attempt_at end,
@@ -182,6 +191,16 @@ const SQL_FAIL_PENDING = `
 
 const q = (name: string, text: string, values: unknown[]): pg.QueryConfig => ({ name, text, values });
 
+/**
+ * Every statement here finds its rows by key or by index range. Their plans are made once per
+ * connection (generic plans: db/postgres.ts), at the first execution, often on a table still
+ * empty: with its statistics, the planner hashed a whole partition to look up 20 ids once the
+ * table had grown (36 ms instead of 0.4). With hash and merge joins and sequential scans
+ * priced out in these transactions, every plan is index lookups, whatever the statistics.
+ */
+const BEGIN_HOT_PATH =
+  'begin; set local enable_hashjoin = off; set local enable_mergejoin = off; set local enable_seqscan = off';
+
 /** SQLSTATE 23505, the code isUniqueViolation (errors.ts) recognises. */
 function duplicateSignal(id: string): Error {
   return Object.assign(new Error(`duplicate key value violates unique constraint "signals_pkey" (${id})`), {
@@ -199,16 +218,37 @@ type ClaimRow = WebhookDeliveryTable & {
 export class PostgresDeliveryQueue implements DeliveryQueue {
   private readonly db: Db;
   private readonly pool: pg.Pool;
+  /** The watcher's callback (`watch`), also called when a claim skipped an endpoint another replica held. */
+  private onWork: (() => void) | undefined;
+  private lookAgain: NodeJS.Timeout | undefined;
+
+  private lookAgainSoon(): void {
+    if (this.lookAgain || !this.onWork) return;
+    this.lookAgain = setTimeout(() => {
+      this.lookAgain = undefined;
+      this.onWork?.();
+    }, LOOK_AGAIN_MS);
+    this.lookAgain.unref();
+  }
+
+  /** This process's name on its leases (`leased_by`), new at every start: a dead predecessor's leases count as another's. */
+  readonly holder = randomUUID();
 
   constructor(db: Db) {
     this.db = db;
     this.pool = pgPool(db);
   }
 
-  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * `durable: false` commits without waiting for the WAL flush (synchronous_commit off for
+   * this transaction): for claims and outcomes, whose loss in a database crash costs at most
+   * a duplicate attempt (the delivery is leased or pending again), never a delivery. The
+   * outbox's commit stays durable: its 201 promises the signal.
+   */
+  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, durable = true): Promise<T> {
     const client = await this.pool.connect();
     try {
-      await client.query('begin');
+      await client.query(durable ? BEGIN_HOT_PATH : `${BEGIN_HOT_PATH}; set local synchronous_commit = off`);
       const result = await fn(client);
       await client.query('commit');
       return result;
@@ -222,14 +262,14 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
 
   async enqueue(entries: readonly OutboxEntry[]): Promise<EnqueueResult[]> {
     try {
-      return await this.transaction((client) => insertBatch(client, entries));
+      return await this.transaction((client) => insertBatch(client, entries, this.holder));
     } catch {
       // Something other than a duplicate id failed the batch (a foreign key, a check): each
       // entry again in a transaction of its own, so it fails alone.
       const results: EnqueueResult[] = [];
       for (const entry of entries) {
         try {
-          results.push(...(await this.transaction((client) => insertBatch(client, [entry]))));
+          results.push(...(await this.transaction((client) => insertBatch(client, [entry], this.holder))));
         } catch (error) {
           results.push({ ok: false, error });
         }
@@ -238,24 +278,28 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     }
   }
 
-  async claim({ now, leaseMs, limit, perEndpoint, settling }: ClaimRequest): Promise<ClaimedDelivery[]> {
+  async claim({ now, leaseMs, limit, perEndpoint, busy }: ClaimRequest): Promise<ClaimedDelivery[]> {
     if (limit <= 0) return [];
     const nowIso = now.toISOString();
     const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
     return this.transaction(async (client) => {
-      const locked = await client.query<{ id: string }>(
+      const due = await client.query<{ id: string; taken: boolean }>(
         q('guard_lock_due_endpoints', SQL_LOCK_DUE_ENDPOINTS, [nowIso, limit]),
       );
-      if (locked.rows.length === 0) return [];
-      const ids = locked.rows.map((r) => r.id);
+      // An endpoint another replica was claiming from just now may still have work after its
+      // claim: look again shortly rather than at the next poll.
+      if (due.rows.some((r) => !r.taken)) this.lookAgainSoon();
+      const ids = due.rows.filter((r) => r.taken).map((r) => r.id);
+      if (ids.length === 0) return [];
       const { rows } = await client.query<ClaimRow>(
         q('guard_claim', SQL_CLAIM, [
           ids,
-          ids.map((id) => settling.get(id) ?? 0),
+          ids.map((id) => busy.get(id) ?? 0),
           perEndpoint,
           nowIso,
           limit,
           leaseUntil,
+          this.holder,
         ]),
       );
       // Claims of one endpoint share one endpoint object (the worker caches by it).
@@ -264,12 +308,12 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         if (!endpoints.has(delivery.endpoint_id)) endpoints.set(delivery.endpoint_id, endpoint ?? undefined);
         return { delivery, signal: signal ?? undefined, endpoint: endpoints.get(delivery.endpoint_id) };
       });
-    });
+    }, false);
   }
 
   async releaseAllLeases(): Promise<number> {
     const r = await this.pool.query(
-      `update webhook_deliveries set state = 'pending', lease_until = null where state = 'delivering'`,
+      `update webhook_deliveries set state = 'pending', lease_until = null, leased_by = null where state = 'delivering'`,
     );
     return r.rowCount ?? 0;
   }
@@ -383,7 +427,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
       const disabled = new Map<string, string>();
       for (const [endpointId, { reason }] of disabling) disabled.set(endpointId, reason);
       return { decisions, disabled };
-    });
+    }, false);
   }
 
   /**
@@ -392,6 +436,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
    * connection is reopened with backoff; the worker's slow poll covers the gap.
    */
   async watch(onWork: () => void): Promise<() => Promise<void>> {
+    this.onWork = onWork;
     let stopped = false;
     let client: pg.Client | undefined;
     let retry: NodeJS.Timeout | undefined;
@@ -399,7 +444,10 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     const connect = async (): Promise<void> => {
       const c = pgListenClient(this.db);
       client = c;
-      c.on('notification', () => onWork());
+      // Its own NOTIFYs are no news: the outbox's caller woke this process's worker already.
+      c.on('notification', (n) => {
+        if (n.payload !== this.holder) onWork();
+      });
       c.on('error', () => reconnect(c));
       c.on('end', () => reconnect(c));
       await c.connect();
@@ -421,6 +469,8 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     await connect();
     return async () => {
       stopped = true;
+      this.onWork = undefined;
+      if (this.lookAgain) clearTimeout(this.lookAgain);
       if (retry) clearTimeout(retry);
       const c = client;
       client = undefined;
@@ -430,7 +480,11 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
 }
 
 /** One group commit: signals, then all their deliveries; entries with a duplicate id fail alone. */
-async function insertBatch(client: pg.PoolClient, entries: readonly OutboxEntry[]): Promise<EnqueueResult[]> {
+async function insertBatch(
+  client: pg.PoolClient,
+  entries: readonly OutboxEntry[],
+  holder: string,
+): Promise<EnqueueResult[]> {
   // An id twice in one batch: the first is written, the later ones fail as duplicates.
   const first = new Map<string, number>();
   const sent: { signal: SignalTable; onlyEndpointId?: string }[] = [];
@@ -490,7 +544,7 @@ async function insertBatch(client: pg.PoolClient, entries: readonly OutboxEntry[
   });
   if (d.id.length > 0)
     await client.query(
-      q('guard_insert_deliveries', SQL_INSERT_DELIVERIES, [d.id, d.tenant, d.signal, d.endpoint, d.at]),
+      q('guard_insert_deliveries', SQL_INSERT_DELIVERIES, [d.id, d.tenant, d.signal, d.endpoint, d.at, holder]),
     );
   return results;
 }

@@ -34,17 +34,11 @@ export interface ClaimRequest {
   /** At most this many deliveries per endpoint, counting `busy`. */
   perEndpoint: number;
   /**
-   * Attempts in flight per endpoint id in the claiming process: what an engine with one owner
-   * (SQLite) counts against `perEndpoint`.
+   * Attempts in flight per endpoint id in the claiming process, counted against
+   * `perEndpoint`. An engine shared by several processes (PostgreSQL) adds the live leases the
+   * other processes hold, from the table (each lease names its holder: `leased_by`).
    */
   busy: ReadonlyMap<string, number>;
-  /**
-   * Attempts of the claiming process that have ended but whose outcome is not written yet, per
-   * endpoint id: their rows are still leased. An engine shared by several processes
-   * (PostgreSQL) counts every live lease of the endpoint in the table, whoever holds it, less
-   * these. The caller must not record outcomes while a claim runs (the count would go stale).
-   */
-  settling: ReadonlyMap<string, number>;
 }
 
 /** The endpoint columns an attempt needs; the secret and header values still sealed. */

@@ -87,10 +87,6 @@ export class DeliveryWorker {
   private readonly deps: WorkerDeps;
   private readonly options: WorkerOptions;
   private readonly inflightByEndpoint = new Map<string, number>();
-  /** Attempts that ended, per endpoint, whose outcome is not written yet: their rows are still leased. */
-  private readonly settlingByEndpoint = new Map<string, number>();
-  /** Claims and outcome writes take turns (ClaimRequest.settling must not go stale during a claim). */
-  private dbTurn: Promise<unknown> = Promise.resolve();
   private stopWatching: (() => Promise<void>) | undefined;
   private inflight = 0;
   private running = false;
@@ -185,16 +181,13 @@ export class DeliveryWorker {
   private async claim(): Promise<ClaimedDelivery[]> {
     const free = this.options.concurrency - this.inflight;
     if (free <= 0) return [];
-    const claimed = await this.takeTurn(() =>
-      this.deps.queue.claim({
-        now: this.deps.now(),
-        leaseMs: this.options.leaseMs,
-        limit: free,
-        perEndpoint: this.options.perEndpointConcurrency,
-        busy: this.inflightByEndpoint,
-        settling: this.settlingByEndpoint,
-      }),
-    );
+    const claimed = await this.deps.queue.claim({
+      now: this.deps.now(),
+      leaseMs: this.options.leaseMs,
+      limit: free,
+      perEndpoint: this.options.perEndpointConcurrency,
+      busy: this.inflightByEndpoint,
+    });
     for (const { delivery } of claimed) {
       this.inflight++;
       adjust(this.inflightByEndpoint, delivery.endpoint_id, 1);
@@ -257,7 +250,6 @@ export class DeliveryWorker {
    */
   private queueOutcome(outcome: AttemptOutcome): void {
     this.outcomes.push(outcome);
-    adjust(this.settlingByEndpoint, outcome.delivery.endpoint_id, 1);
     this.release(outcome.delivery.endpoint_id);
     if (this.outcomes.length >= OUTCOME_BATCH_MAX) void this.flushOutcomes();
     else if (!this.flushTimer) this.flushTimer = setTimeout(() => void this.flushOutcomes(), OUTCOME_FLUSH_MS);
@@ -277,14 +269,7 @@ export class DeliveryWorker {
       const { random } = this.deps;
       const policy: OutcomePolicy = (outcome, endpoint) => decideOutcome(outcome, endpoint, this.options, now, random);
       try {
-        const { decisions, disabled } = await this.takeTurn(async () => {
-          try {
-            return await this.deps.queue.recordOutcomes(batch, policy);
-          } finally {
-            // Written, or left leased until the lease runs out: either way the table says so now.
-            for (const o of batch) adjust(this.settlingByEndpoint, o.delivery.endpoint_id, -1);
-          }
-        });
+        const { decisions, disabled } = await this.deps.queue.recordOutcomes(batch, policy);
         for (const d of decisions) if (d) this.deps.metrics.deliveries.inc({ outcome: d.outcome });
         // Only failures log (never the secret, header values, body or response): the hot path stays silent.
         for (const [i, d] of decisions.entries()) {
@@ -304,13 +289,6 @@ export class DeliveryWorker {
       }
     });
     return this.flushing;
-  }
-
-  /** Runs a claim or an outcome write once the one before it is done. */
-  private takeTurn<T>(fn: () => Promise<T>): Promise<T> {
-    const turn = this.dbTurn.then(fn);
-    this.dbTurn = turn.catch(() => {});
-    return turn;
   }
 
   private release(endpointId: string): void {

@@ -1,0 +1,203 @@
+// Delivery retention on this run's engine (SQLite, or PostgreSQL in the second pass): what
+// goes (attempts started, and deliveries completed, before the cutoff), what stays (pending
+// and in-flight deliveries whatever their age, recent rows, signals), in batches; and on
+// PostgreSQL, whole months dropped as partitions, one maintenance job at a time.
+
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { ON_POSTGRES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
+import { type Db, exclusiveJob, type SignalTable } from '../db/index.ts';
+import { timeOrderedId } from '../ids.ts';
+import { dropExpiredPartitions, ensurePartitions } from './delivery-partitions-postgres.ts';
+import type { DeliveryQueue } from './delivery-queue.ts';
+import { PostgresDeliveryQueue } from './delivery-queue-postgres.ts';
+import { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
+import { pruneDeliveries } from './retention.ts';
+
+const DAY = 86_400_000;
+const NOW = new Date('2026-11-21T12:00:00.000Z');
+const ago = (days: number) => new Date(NOW.getTime() - days * DAY);
+
+function signal(receivedAt: Date): SignalTable {
+  return {
+    id: timeOrderedId('sig', receivedAt.getTime()),
+    tenant_id: 't1',
+    agent_id: null,
+    server_id: 'srv',
+    server_name: 'web-1',
+    signal_type: 'sudo_command_executed',
+    severity: 3,
+    description: 'd',
+    identity_id: 'u1',
+    identity_name: 'alice',
+    environment: 'prod',
+    created_at: receivedAt.toISOString(),
+    received_at: receivedAt.toISOString(),
+    is_test: 0,
+  };
+}
+
+describe('delivery retention', () => {
+  let test: TestDatabase;
+  let db: Db;
+  let queue: DeliveryQueue;
+
+  beforeEach(async () => {
+    test = await openTestDatabase('retention');
+    db = test.db;
+    queue = ON_POSTGRES ? new PostgresDeliveryQueue(db) : new SqliteDeliveryQueue(db);
+    await db.insertInto('tenants').values({ id: 't1', name: 'one', created_at: NOW.toISOString() }).execute();
+    await db
+      .insertInto('webhook_endpoints')
+      .values({
+        id: 'e1',
+        tenant_id: 't1',
+        name: 'e1',
+        url: 'https://e1.example/hook',
+        headers: '{}',
+        secret_sealed: 'sealed',
+        enabled: 1,
+        disabled_reason: null,
+        failing_since: null,
+        created_at: NOW.toISOString(),
+        updated_at: NOW.toISOString(),
+      })
+      .execute();
+  });
+  afterEach(() => test.close());
+
+  /** A delivery of a signal received at `receivedAt`, with one attempt at that time, in `state`. */
+  async function delivery(
+    receivedAt: Date,
+    state: 'succeeded' | 'failed' | 'pending' | 'delivering',
+    completedAt?: Date,
+  ) {
+    const s = signal(receivedAt);
+    const [r] = await queue.enqueue([{ signal: s }]);
+    assert.ok(r.ok);
+    const id = r.deliveryIds[0];
+    await db
+      .updateTable('webhook_deliveries')
+      .set({
+        state,
+        completed_at: state === 'succeeded' || state === 'failed' ? (completedAt ?? receivedAt).toISOString() : null,
+        lease_until: state === 'delivering' ? NOW.toISOString() : null,
+      })
+      .where('id', '=', id)
+      .execute();
+    await db
+      .insertInto('webhook_attempts')
+      .values({
+        id: timeOrderedId('x', receivedAt.getTime()).replace(/^x_(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5'),
+        delivery_id: id,
+        tenant_id: 't1',
+        attempt: 1,
+        started_at: receivedAt.toISOString(),
+        duration_ms: 5,
+        status: 200,
+        error: null,
+        response_excerpt: 'ok',
+      })
+      .execute();
+    return { id, signalId: s.id };
+  }
+
+  const ids = async (table: 'webhook_deliveries' | 'webhook_attempts', column: 'id' | 'delivery_id') =>
+    (await db.selectFrom(table).select(column).execute()).map((r) => (r as Record<string, string>)[column]).sort();
+
+  it('deletes attempts started and deliveries completed before the cutoff, in batches; keeps the rest and every signal', async () => {
+    const old = [];
+    for (let i = 0; i < 5; i++) old.push(await delivery(ago(40 + i), i % 2 ? 'failed' : 'succeeded'));
+    const recent = await delivery(ago(3), 'succeeded');
+    const oldPending = await delivery(ago(45), 'pending');
+    const oldInFlight = await delivery(ago(45), 'delivering');
+    const redelivered = await delivery(ago(50), 'succeeded', ago(2)); // completed within the window
+    const r = await pruneDeliveries(db, NOW, 30 * DAY, { batchRows: 2 });
+    assert.equal(r.deliveries, 5);
+    assert.equal(r.attempts, 8, 'every attempt that started before the cutoff, whatever its delivery');
+    assert.deepEqual(
+      await ids('webhook_deliveries', 'id'),
+      [recent.id, oldPending.id, oldInFlight.id, redelivered.id].sort(),
+    );
+    assert.deepEqual(await ids('webhook_attempts', 'delivery_id'), [recent.id]);
+    const signals = await db.selectFrom('signals').select('id').execute();
+    assert.equal(signals.length, 9, 'signals are the tenant’s record: kept');
+    const again = await pruneDeliveries(db, NOW, 30 * DAY);
+    assert.deepEqual([again.attempts, again.deliveries], [0, 0]);
+  });
+
+  it('stops after maxBatches and goes on at the next run', async () => {
+    for (let i = 0; i < 6; i++) await delivery(ago(40), 'succeeded');
+    const first = await pruneDeliveries(db, NOW, 30 * DAY, { batchRows: 2, maxBatches: 4 });
+    assert.equal(first.attempts, 6);
+    assert.ok(first.deliveries < 6, `took ${first.deliveries}`);
+    const second = await pruneDeliveries(db, NOW, 30 * DAY, { batchRows: 2 });
+    assert.equal(first.deliveries + second.deliveries, 6);
+  });
+
+  if (ON_POSTGRES) {
+    it('PostgreSQL: drops a month that lies wholly before the cutoff as partitions; keeps a month with work in it', async () => {
+      const july = new Date('2026-07-10T00:00:00.000Z');
+      const august = new Date('2026-08-10T00:00:00.000Z');
+      await ensurePartitions(db, july); // July, August, September
+      const gone = await delivery(july, 'succeeded');
+      const stays = await delivery(august, 'pending');
+      const partition = async (name: string) =>
+        (await sql<{ found: boolean }>`select to_regclass(${name}) is not null as found`.execute(db)).rows[0].found;
+      const inJuly = await sql<{ n: number }>`select count(*) as n from webhook_deliveries_p2026_07`.execute(db);
+      assert.equal(inJuly.rows[0].n, 1, 'the row is in its month’s partition');
+      const r = await pruneDeliveries(db, NOW, 30 * DAY);
+      assert.deepEqual(r.partitions.sort(), [
+        'webhook_attempts_p2026_07',
+        'webhook_attempts_p2026_08',
+        'webhook_attempts_p2026_09',
+        'webhook_deliveries_p2026_07',
+        'webhook_deliveries_p2026_09',
+      ]);
+      assert.equal(await partition('webhook_deliveries_p2026_07'), false);
+      assert.equal(await partition('webhook_deliveries_p2026_08'), true, 'August has a pending delivery');
+      assert.deepEqual(await ids('webhook_deliveries', 'id'), [stays.id]);
+      assert.ok(!(await ids('webhook_deliveries', 'id')).includes(gone.id));
+      // Once August's delivery is done, its month goes too.
+      await db
+        .updateTable('webhook_deliveries')
+        .set({ state: 'failed', completed_at: august.toISOString() })
+        .where('id', '=', stays.id)
+        .execute();
+      assert.deepEqual(await dropExpiredPartitions(db, ago(30)), ['webhook_deliveries_p2026_08']);
+      // The current month and the next two are made ahead; making them again is a no-op.
+      const made = await ensurePartitions(db, NOW);
+      assert.equal(made.length, 6);
+      assert.deepEqual(await ensurePartitions(db, NOW), []);
+      const fresh = await delivery(NOW, 'pending');
+      const inNovember = await sql<{ id: string }>`select id from webhook_deliveries_p2026_11`.execute(db);
+      assert.deepEqual(
+        inNovember.rows.map((x) => x.id),
+        [fresh.id],
+      );
+    });
+
+    it('PostgreSQL: a maintenance job runs on one replica at a time (advisory lock, never waited for)', async () => {
+      const other = await test.openAnother();
+      let release = () => {};
+      const held = exclusiveJob(
+        db,
+        'retention-test',
+        () =>
+          new Promise<string>((r) => {
+            release = () => r('first');
+          }),
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(await exclusiveJob(other, 'retention-test', async () => 'second'), { ran: false });
+      assert.deepEqual(await exclusiveJob(other, 'another-job', async () => 'third'), { ran: true, result: 'third' });
+      release();
+      assert.deepEqual(await held, { ran: true, result: 'first' });
+      assert.deepEqual(await exclusiveJob(other, 'retention-test', async () => 'again'), {
+        ran: true,
+        result: 'again',
+      });
+    });
+  }
+});
