@@ -26,6 +26,7 @@ import {
   waitFor,
 } from './harness.ts';
 import { makeTestTls, type TestTls } from './loopback.ts';
+import { databaseArgs } from './test-database.ts';
 
 const execFileP = promisify(execFile);
 const AGENT_BIN = resolve(SERVER_DIR, '..', 'agent', 'bin', 'guard-agent');
@@ -85,6 +86,8 @@ async function spawnTlsServer(dataDir: string, port: number, cert: string, key: 
       key,
       '--keep-alive-timeout',
       '600',
+      // The run's engine, as setupCli uses it (on PostgreSQL: the data dir's database).
+      ...(await databaseArgs(dataDir)),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );

@@ -2,7 +2,7 @@
 // support staff every tenant's (tenantId null: the caller checked that role).
 
 import { sql } from 'kysely';
-import type { BundleTable, Db } from '../db/index.ts';
+import { type BundleTable, type Db, engineOf } from '../db/index.ts';
 import { isUniqueViolation } from '../errors.ts';
 import { beforeFilter, type PageRequest } from '../pagination.ts';
 
@@ -71,9 +71,15 @@ export class BundlesRepository {
     let query = this.#withHost().orderBy('bundles.uploaded_at', 'desc').orderBy('bundles.id', 'desc').limit(page.limit);
     if (tenantId !== null) query = query.where('bundles.tenant_id', '=', tenantId);
     if (page.agentId !== undefined) query = query.where('bundles.agent_id', '=', page.agentId);
-    // The trigger lives in the stored manifest (a bundle's own record of itself).
-    if (page.trigger !== undefined)
-      query = query.where(sql<string>`json_extract(bundles.manifest, '$.trigger')`, '=', page.trigger);
+    // The trigger lives in the stored manifest (a bundle's own record of itself), JSON text
+    // on both engines, read by each engine's own JSON operator.
+    if (page.trigger !== undefined) {
+      const trigger =
+        engineOf(this.#db) === 'postgres'
+          ? sql<string>`(bundles.manifest::json ->> 'trigger')`
+          : sql<string>`json_extract(bundles.manifest, '$.trigger')`;
+      query = query.where(trigger, '=', page.trigger);
+    }
     if (page.since !== undefined) query = query.where('bundles.uploaded_at', '>=', page.since);
     if (page.until !== undefined) query = query.where('bundles.uploaded_at', '<', page.until);
     if (page.before) query = query.where(beforeFilter('bundles.uploaded_at', 'bundles.id', page.before));
