@@ -10,6 +10,7 @@ import { agentRoutes } from './agents/index.ts';
 import { apiDocs } from './api-docs.ts';
 import { auditRoutes } from './audit/index.ts';
 import { authenticateRequests, authRoutes } from './auth/index.ts';
+import { bundleRequestRoutes } from './bundle-requests/index.ts';
 import { consoleRoutes } from './console/index.ts';
 import type { AppDeps } from './deps.ts';
 import { enrollmentRoutes } from './enrollment/index.ts';
@@ -22,6 +23,7 @@ import { objectRoutes } from './objects/index.ts';
 import { requestValidatorCompiler } from './request-validation.ts';
 import { signalRoutes } from './signals/index.ts';
 import { supportRoutes } from './support/index.ts';
+import { tenantRoutes } from './tenants/index.ts';
 import { userRoutes } from './users/index.ts';
 import { SERVER_VERSION } from './version.ts';
 import { webhookRoutes } from './webhooks/index.ts';
@@ -48,7 +50,9 @@ export async function buildApp(deps: AppDeps, options: { logger: FastifyBaseLogg
   await app.register(userRoutes, deps);
   await app.register(auditRoutes, deps);
   await app.register(enrollmentRoutes, deps);
+  await app.register(tenantRoutes, deps);
   await app.register(agentRoutes, deps);
+  await app.register(bundleRequestRoutes, deps); // console push: requests, and the daemon's long poll
   await app.register(supportRoutes, deps);
   const withWake = { ...deps, wakeDeliveries: deps.webhooks.wake };
   await app.register(signalRoutes, withWake);

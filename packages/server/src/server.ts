@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
+import { BundleRequestsRepository, CommandHub } from './bundle-requests/index.ts';
 import type { ServerConfig } from './config.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/index.ts';
@@ -80,6 +81,7 @@ export async function openDeps(
     publicUrl,
     webhooks: { wake: () => worker.wake(), metrics },
     outbox: new SignalOutbox(queue),
+    commands: new CommandHub(),
     worker,
   };
 }
@@ -127,10 +129,16 @@ export async function startServer(
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   publicUrl ??= `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  const requests = new BundleRequestsRepository(deps.db);
   const gc = setInterval(() => {
     collectExpiredUploads(deps).then(
       (n) => n > 0 && app.log.info({ collected: n }, 'collected expired uploads'),
       (error) => app.log.error({ err: error }, 'upload collection failed'),
+    );
+    // Reads expire requests too (what a reader sees is current); this records it for the idle.
+    requests.expireDue(deps.now()).then(
+      (n) => n > 0 && app.log.info({ expired: n }, 'bundle requests expired: their agents never took them'),
+      (error) => app.log.error({ err: error }, 'bundle request expiry failed'),
     );
   }, config.gcIntervalSeconds * 1000);
   gc.unref();

@@ -257,6 +257,86 @@ const MIGRATIONS: Record<string, Migration> = {
       await db.schema.createIndex('webhook_deliveries_signal').on('webhook_deliveries').column('signal_id').execute();
     },
   },
+  '0006_bundle_requests_and_insights': {
+    // Console-pushed bundles and their insights (issue 12): the tenant's consent to
+    // support-initiated collection, the daemon's heartbeat, bundle requests with a timestamp
+    // per state, and the analysis queue of stored bundles (a row per bundle, claimed with a lease).
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .alterTable('tenants')
+        .addColumn('allow_support_collection', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.alterTable('agents').addColumn('uptime_seconds', 'integer').execute();
+      await db.schema.alterTable('agents').addColumn('agent_uptime_seconds', 'integer').execute();
+      await db.schema.alterTable('agents').addColumn('last_heartbeat_at', 'text').execute();
+      await db.schema
+        .createTable('bundle_requests')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+        .addColumn('agent_id', 'text', (c) => c.notNull().references('agents.id'))
+        .addColumn('state', 'text', (c) =>
+          c
+            .notNull()
+            .check(
+              sql`state in ('queued', 'delivered', 'collecting', 'uploading', 'done', 'failed', 'expired', 'interrupted')`,
+            ),
+        )
+        .addColumn('requested_by', 'text', (c) => c.notNull())
+        .addColumn('requested_by_role', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('expires_at', 'text', (c) => c.notNull())
+        .addColumn('delivered_at', 'text')
+        .addColumn('deliveries', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('acknowledged_at', 'text')
+        .addColumn('collecting_at', 'text')
+        .addColumn('uploading_at', 'text')
+        .addColumn('finished_at', 'text')
+        .addColumn('bundle_id', 'text')
+        .addColumn('error_code', 'text')
+        .addColumn('error_message', 'text')
+        .addColumn('error_step', 'text')
+        .addColumn('reason', 'text')
+        .execute();
+      await db.schema
+        .createIndex('bundle_requests_agent_state')
+        .on('bundle_requests')
+        .columns(['agent_id', 'state'])
+        .execute();
+      await db.schema
+        .createIndex('bundle_requests_tenant_created')
+        .on('bundle_requests')
+        .columns(['tenant_id', 'created_at'])
+        .execute();
+      await db.schema
+        .createIndex('bundle_requests_state_expires')
+        .on('bundle_requests')
+        .columns(['state', 'expires_at'])
+        .execute();
+      await db.schema
+        .createTable('bundle_insights')
+        .addColumn('bundle_id', 'text', (c) => c.primaryKey().references('bundles.id'))
+        .addColumn('tenant_id', 'text', (c) => c.notNull().references('tenants.id'))
+        .addColumn('agent_id', 'text', (c) => c.notNull().references('agents.id'))
+        .addColumn('state', 'text', (c) => c.notNull().check(sql`state in ('pending', 'running', 'done', 'failed')`))
+        .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('lease_until', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('finished_at', 'text')
+        .addColumn('findings', 'text')
+        .addColumn('summary', 'text')
+        .execute();
+      await db.schema
+        .createIndex('bundle_insights_state')
+        .on('bundle_insights')
+        .columns(['state', 'created_at'])
+        .execute();
+      await db.schema
+        .createIndex('bundle_insights_agent')
+        .on('bundle_insights')
+        .columns(['agent_id', 'created_at'])
+        .execute();
+    },
+  },
 };
 
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
