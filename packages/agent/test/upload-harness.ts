@@ -56,8 +56,12 @@ export interface GuardServer {
   close(): Promise<void>;
 }
 
-export async function startGuardServer(dataDir: string): Promise<GuardServer> {
-  const config = loadServerConfig({ 'data-dir': dataDir, listen: '127.0.0.1:0', 'log-level': 'silent' }, {}, dataDir);
+export async function startGuardServer(dataDir: string, flags: Record<string, string> = {}): Promise<GuardServer> {
+  const config = loadServerConfig(
+    { 'data-dir': dataDir, listen: '127.0.0.1:0', 'log-level': 'silent', 'metrics-listen': '', ...flags },
+    {},
+    dataDir,
+  );
   const now = () => new Date();
   const server = await startServer(config, { now, logger: false });
   const requests: string[] = [];
