@@ -318,7 +318,9 @@ describe('failures', () => {
     const id = (await call(base, admin, 'POST', `/v1/servers/${home.agentId}/bundle-requests`)).json.id;
     await waitForState(base, admin, id, ['collecting'], 30_000);
     await daemon.stop('SIGKILL');
-    await new Promise((r) => setTimeout(r, 3000)); // the orphaned job ends (it may even upload)
+    await new Promise((r) => setTimeout(r, 3000));
+    const bundles = await call(base, admin, 'GET', `/v1/support/bundles?agent_id=${home.agentId}`);
+    assert.deepEqual(bundles.json.bundles, [], 'the job ended with its daemon: nothing was uploaded for nobody');
     const restarted = startDaemon(home);
     try {
       const shown = await waitForState(base, admin, id, ['interrupted', 'done'], 30_000);

@@ -102,7 +102,11 @@ function emitOverIpc(event: JobEvent): Promise<void> {
 }
 
 if (import.meta.main) {
+  // The daemon gone (killed outright): end at once rather than upload for nobody. Collect's
+  // publish is atomic, so this leaves no partial bundle; the next run sweeps the work dir.
+  process.once('disconnect', () => process.exit(1));
   const input = JSON.parse(process.argv[2] ?? '{}') as JobInput;
   process.exitCode = await runJob(input, process.env, emitOverIpc);
+  process.removeAllListeners('disconnect');
   process.disconnect?.();
 }
