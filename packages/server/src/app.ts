@@ -19,6 +19,7 @@ import { fastifyOptions } from './fastify-options.ts';
 import { gracefulShutdown } from './graceful-shutdown.ts';
 import { healthRoutes } from './health.ts';
 import { bodyDeadline } from './http-limits.ts';
+import { insightRoutes } from './insights/index.ts';
 import { objectRoutes } from './objects/index.ts';
 import { requestValidatorCompiler } from './request-validation.ts';
 import { signalRoutes } from './signals/index.ts';
@@ -54,6 +55,7 @@ export async function buildApp(deps: AppDeps, options: { logger: FastifyBaseLogg
   await app.register(agentRoutes, deps);
   await app.register(bundleRequestRoutes, deps); // console push: requests, and the daemon's long poll
   await app.register(supportRoutes, deps);
+  await app.register(insightRoutes, deps); // findings of each bundle, and its evidence lines
   const withWake = { ...deps, wakeDeliveries: deps.webhooks.wake };
   await app.register(signalRoutes, withWake);
   await app.register(webhookRoutes, withWake);

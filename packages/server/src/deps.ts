@@ -21,4 +21,6 @@ export interface AppDeps {
   outbox: SignalOutbox;
   /** Wakes the held command polls of `guard-agent daemon` when a bundle request is created. */
   commands: CommandHub;
+  /** Bundle analysis: wake() when a bundle was registered (its analysis is queued with it). */
+  insights: { wake: () => void };
 }

@@ -11,6 +11,7 @@ import type { ServerConfig } from './config.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/index.ts';
 import type { AppDeps } from './deps.ts';
+import { INSIGHTS_POLL_MS, INSIGHTS_TIMEOUT_MS, InsightsWorker } from './insights/index.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { loadOrCreateMasterKey } from './master-key.ts';
 import { listenMetrics, type MetricsListener } from './metrics-listener.ts';
@@ -26,7 +27,7 @@ import {
 
 export interface RunningServer {
   app: FastifyInstance;
-  deps: AppDeps & { worker: DeliveryWorker };
+  deps: AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker };
   url: string;
   /** http://HOST:PORT/metrics, or undefined when metrics are not served. */
   metricsUrl: string | undefined;
@@ -39,7 +40,7 @@ export async function openDeps(
   publicUrl: () => string,
   log: Logger,
   extraCa?: string[],
-): Promise<AppDeps & { worker: DeliveryWorker }> {
+): Promise<AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker }> {
   const db = await openDatabase(config.dataDir);
   const masterKey = loadOrCreateMasterKey(config.dataDir);
   const store = new FsObjectStore(join(config.dataDir, 'objects'));
@@ -72,6 +73,10 @@ export async function openDeps(
       disableAfterMs: w.disableAfterMs,
     },
   );
+  const analyser = new InsightsWorker(
+    { db, store, now, log },
+    { timeoutMs: INSIGHTS_TIMEOUT_MS, pollMs: INSIGHTS_POLL_MS },
+  );
   return {
     config,
     db,
@@ -82,7 +87,9 @@ export async function openDeps(
     webhooks: { wake: () => worker.wake(), metrics },
     outbox: new SignalOutbox(queue),
     commands: new CommandHub(),
+    insights: { wake: () => analyser.wake() },
     worker,
+    analyser,
   };
 }
 
@@ -147,6 +154,8 @@ export async function startServer(
   if (sealed > 0) app.log.info({ endpoints: sealed }, 'sealed custom header values stored in clear');
   // The embedded SQLite database has one owner: leases of a crashed run are released at once.
   await deps.worker.start({ releaseLeases: true });
+  // The same for bundles whose analysis a crash cut short; queued ones are taken in order.
+  await deps.analyser.start({ releaseLeases: true });
   return {
     app,
     deps,
@@ -156,6 +165,7 @@ export async function startServer(
       clearInterval(gc);
       await metrics?.close();
       await app.close();
+      await deps.analyser.stop();
       await deps.worker.stop();
       await deps.db.destroy();
       await lock.release();

@@ -9,6 +9,7 @@ export type AuditAction =
   | 'bundle.show'
   | 'bundle.download'
   | 'bundle.insights'
+  | 'bundle.lines'
   | 'bundle_request.create'
   | 'bundle_request.denied'
   | 'tenant.settings'

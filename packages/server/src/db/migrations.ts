@@ -337,6 +337,27 @@ const MIGRATIONS: Record<string, Migration> = {
         .execute();
     },
   },
+  '0007_queue_earlier_bundles_for_insights': {
+    // Bundles registered before insights existed are queued for analysis too.
+    async up(db: Kysely<unknown>) {
+      await (db as Kysely<Record<string, Record<string, unknown>>>)
+        .insertInto('bundle_insights')
+        .columns(['bundle_id', 'tenant_id', 'agent_id', 'state', 'attempts', 'created_at'])
+        .expression((eb) =>
+          eb
+            .selectFrom('bundles')
+            .select([
+              'bundles.id',
+              'bundles.tenant_id',
+              'bundles.agent_id',
+              sql<string>`${'pending'}`.as('state'),
+              sql<number>`${0}`.as('attempts'),
+              'bundles.uploaded_at as created_at',
+            ]),
+        )
+        .execute();
+    },
+  },
 };
 
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {

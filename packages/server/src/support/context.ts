@@ -17,4 +17,6 @@ export interface SupportContext {
   maxBundleBytes: number;
   /** 0: no quota. */
   tenantQuotaBytes: number;
+  /** Tells the insights worker a bundle was queued for analysis. */
+  wakeInsights: () => void;
 }

@@ -22,6 +22,7 @@ export const supportRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, dep
     presignKey: deps.masterKey.derive('presign'),
     maxBundleBytes: deps.config.maxBundleBytes,
     tenantQuotaBytes: deps.config.limits.tenantQuotaBytes,
+    wakeInsights: deps.insights.wake,
   };
   await app.register(intakeRoutes, ctx);
   await app.register(bundleRoutes, ctx);

@@ -1,0 +1,287 @@
+// Reads one log member (agent.log, or a rotated segment once gunzipped) as it streams past,
+// in one pass and bounded memory, and keeps what the findings need: line count, ERROR and WARN
+// counts, the most frequent error messages with where they first and last occur, agent
+// starts (restarts) and crash traces, and the first and last time the log carries.
+//
+// Lines are slog text (`time=… level=ERROR msg="…"`) or JSON lines (`"level":"ERROR"`), as
+// the agent writes them. Speed comes from not looking at most lines at all: each chunk is
+// searched natively (Buffer.indexOf) for a few needles ("ERROR", "WARN", "panic: "…); only the
+// lines that contain one are decoded and parsed, and the newlines in between are only counted.
+// A line longer than MAX_LINE_BYTES is read as its first MAX_LINE_BYTES.
+
+export const MAX_LINE_BYTES = 64 * 1024;
+/** Distinct error messages kept per member; more are counted together. */
+export const MAX_MESSAGES = 1000;
+const MAX_STARTS = 100;
+const MAX_CRASHES = 50;
+/** Lines after a crash's first line that still belong to its trace. */
+const CRASH_TRACE_LINES = 50;
+/** Lines looked at for the member's first time. */
+const FIRST_TIME_LINES = 100;
+
+export interface LineRef {
+  line: number;
+  time?: string;
+}
+
+export interface MessageStat {
+  /** The message as first seen. */
+  message: string;
+  count: number;
+  first: LineRef;
+  last: LineRef;
+}
+
+export interface CrashTrace {
+  line: number;
+  text: string;
+  time?: string;
+}
+
+export interface LogStats {
+  member: string;
+  lines: number;
+  errors: number;
+  warnings: number;
+  firstTime?: string;
+  lastTime?: string;
+  /** Keyed by the message with numbers and hex runs folded (messageKey). */
+  messages: Map<string, MessageStat>;
+  /** Error lines whose message was not kept (beyond MAX_MESSAGES distinct ones). */
+  otherErrors: number;
+  starts: LineRef[];
+  startCount: number;
+  crashes: CrashTrace[];
+  crashCount: number;
+  longLines: number;
+}
+
+const NEEDLES = [
+  'ERROR',
+  'WARN',
+  'panic: ',
+  'fatal error: ',
+  '[running]:',
+  'SIGSEGV',
+  'starting',
+  'started',
+  'Starting',
+  'Started',
+].map((n) => Buffer.from(n));
+const NL = 10;
+
+const SLOG_LEVEL = /(?:^|[ \t])level=("?)([A-Za-z]+)\1(?=[ \t]|$)/;
+const SLOG_TIME = /(?:^|[ \t])time=("?)([0-9T:.+\-Zz ]+?)\1(?=[ \t]|$)/;
+const SLOG_MSG = /(?:^|[ \t])msg=(?:"((?:[^"\\]|\\.)*)"|([^ \t]*))/;
+const JSON_LEVEL = /"level"\s*:\s*"([A-Za-z]+)"/;
+const JSON_TIME = /"time"\s*:\s*"([^"]{1,40})"/;
+const JSON_MSG = /"msg"\s*:\s*"((?:[^"\\]|\\.){0,1000})"/;
+const CRASH = /^(?:panic: |fatal error: )|goroutine \d+ \[running\]:|SIGSEGV|segmentation fault/i;
+const START = /^(?:guard-agent |agent )?(?:starting|started)\b/i;
+
+interface ParsedLine {
+  level?: string;
+  time?: string;
+  msg?: string;
+}
+
+export function parseLine(text: string): ParsedLine {
+  if (text.startsWith('{')) {
+    const level = JSON_LEVEL.exec(text)?.[1];
+    const time = JSON_TIME.exec(text)?.[1];
+    const msg = JSON_MSG.exec(text)?.[1];
+    return { level, time, msg: msg === undefined ? undefined : unescapeJson(msg) };
+  }
+  const level = SLOG_LEVEL.exec(text)?.[2];
+  const time = SLOG_TIME.exec(text)?.[2];
+  const m = SLOG_MSG.exec(text);
+  const msg = m ? (m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]) : undefined;
+  return { level, time: time && !Number.isNaN(Date.parse(time)) ? time : undefined, msg };
+}
+
+function unescapeJson(s: string): string {
+  try {
+    return JSON.parse(`"${s}"`) as string;
+  } catch {
+    return s;
+  }
+}
+
+/** Messages that differ only in numbers, ids or hex are one message. */
+export function messageKey(message: string): string {
+  return message
+    .slice(0, 500)
+    .replace(/\b[0-9a-f]{8,}\b/gi, '#')
+    .replace(/\d+/g, '#')
+    .trim();
+}
+
+export class LogScanner {
+  readonly stats: LogStats;
+  /** Bytes of an unfinished line carried into the next chunk (at most MAX_LINE_BYTES). */
+  #carry: Buffer[] = [];
+  #carryBytes = 0;
+  #carryCut = false;
+  /** The last complete line seen, for the member's last time. */
+  #lastLine: Buffer | undefined;
+  #lastCrashLine = -Infinity;
+
+  constructor(member: string) {
+    this.stats = {
+      member,
+      lines: 0,
+      errors: 0,
+      warnings: 0,
+      messages: new Map(),
+      otherErrors: 0,
+      starts: [],
+      startCount: 0,
+      crashes: [],
+      crashCount: 0,
+      longLines: 0,
+    };
+  }
+
+  push(chunk: Buffer): void {
+    let from = 0;
+    if (this.#carryBytes > 0 || this.#carryCut) {
+      const nl = chunk.indexOf(NL);
+      if (nl === -1) {
+        this.#keep(chunk);
+        return;
+      }
+      this.#keep(chunk.subarray(0, nl));
+      const line = Buffer.concat(this.#carry, this.#carryBytes);
+      this.#carry = [];
+      this.#carryBytes = 0;
+      if (this.#carryCut) this.stats.longLines++;
+      this.#carryCut = false;
+      this.stats.lines++;
+      this.#look(line, this.stats.lines);
+      this.#lastLine = line;
+      from = nl + 1;
+    }
+    const lastNl = chunk.lastIndexOf(NL);
+    if (lastNl >= from) {
+      this.#region(chunk, from, lastNl + 1);
+      from = lastNl + 1;
+    }
+    if (from < chunk.length) this.#keep(chunk.subarray(from));
+  }
+
+  /** The member is over: a last line without a newline still counts. */
+  end(): LogStats {
+    if (this.#carryBytes > 0 || this.#carryCut) {
+      const line = Buffer.concat(this.#carry, this.#carryBytes);
+      this.stats.lines++;
+      this.#look(line, this.stats.lines);
+      this.#lastLine = line;
+      this.#carry = [];
+      this.#carryBytes = 0;
+    }
+    if (this.#lastLine) {
+      const t = parseLine(this.#lastLine.toString('utf8')).time;
+      if (t) this.stats.lastTime = t;
+    }
+    return this.stats;
+  }
+
+  #keep(bytes: Buffer): void {
+    const room = MAX_LINE_BYTES - this.#carryBytes;
+    if (bytes.length > room) this.#carryCut = true;
+    const take = bytes.subarray(0, Math.max(0, room));
+    if (take.length > 0) {
+      this.#carry.push(Buffer.from(take));
+      this.#carryBytes += take.length;
+    }
+  }
+
+  /** The complete lines of buf[from, to): only those holding a needle are parsed. */
+  #region(buf: Buffer, from: number, to: number): void {
+    if (this.stats.firstTime === undefined && this.stats.lines < FIRST_TIME_LINES) this.#firstTime(buf, from, to);
+    const starts = new Set<number>();
+    for (const needle of NEEDLES) {
+      for (let at = buf.indexOf(needle, from); at !== -1 && at < to; at = buf.indexOf(needle, at + needle.length)) {
+        const lineStart = buf.lastIndexOf(NL, at) + 1;
+        starts.add(Math.max(lineStart, from));
+      }
+    }
+    let cursor = from;
+    let line = this.stats.lines;
+    for (const start of [...starts].sort((a, b) => a - b)) {
+      while (cursor < start) {
+        cursor = buf.indexOf(NL, cursor) + 1;
+        line++;
+      }
+      const end = buf.indexOf(NL, start);
+      this.#look(buf.subarray(start, Math.min(end, start + MAX_LINE_BYTES)), line + 1);
+      if (end - start > MAX_LINE_BYTES) this.stats.longLines++;
+    }
+    while (cursor < to) {
+      cursor = buf.indexOf(NL, cursor) + 1;
+      line++;
+    }
+    this.stats.lines = line;
+    const lastStart = buf.lastIndexOf(NL, to - 2) + 1;
+    this.#lastLine = Buffer.from(
+      buf.subarray(Math.max(lastStart, from), Math.min(to - 1, Math.max(lastStart, from) + MAX_LINE_BYTES)),
+    );
+  }
+
+  #firstTime(buf: Buffer, from: number, to: number): void {
+    let at = from;
+    for (let n = this.stats.lines; n < FIRST_TIME_LINES && at < to; n++) {
+      const end = buf.indexOf(NL, at);
+      const t = parseLine(buf.toString('utf8', at, Math.min(end, at + 4096))).time;
+      if (t) {
+        this.stats.firstTime = t;
+        return;
+      }
+      at = end + 1;
+    }
+  }
+
+  /** One line that holds a needle (or the first line of a chunk that finished a carried line). */
+  #look(bytes: Buffer, lineNo: number): void {
+    const text = bytes.toString('utf8');
+    if (this.stats.firstTime === undefined && lineNo <= FIRST_TIME_LINES) {
+      const t = parseLine(text).time;
+      if (t) this.stats.firstTime = t;
+    }
+    if (CRASH.test(text)) {
+      if (lineNo - this.#lastCrashLine > CRASH_TRACE_LINES) {
+        this.stats.crashCount++;
+        if (this.stats.crashes.length < MAX_CRASHES)
+          this.stats.crashes.push({ line: lineNo, text: text.slice(0, 300).trim(), time: parseLine(text).time });
+      }
+      this.#lastCrashLine = lineNo;
+    }
+    const { level, time, msg } = parseLine(text);
+    const upper = level?.toUpperCase();
+    if (upper === 'ERROR') {
+      this.stats.errors++;
+      this.#message(msg ?? text.slice(0, 200), { line: lineNo, time });
+    } else if (upper === 'WARN' || upper === 'WARNING') {
+      this.stats.warnings++;
+    }
+    if (msg !== undefined && START.test(msg)) {
+      this.stats.startCount++;
+      if (this.stats.starts.length < MAX_STARTS) this.stats.starts.push({ line: lineNo, time });
+    }
+  }
+
+  #message(message: string, at: LineRef): void {
+    const key = messageKey(message);
+    const known = this.stats.messages.get(key);
+    if (known) {
+      known.count++;
+      known.last = at;
+      return;
+    }
+    if (this.stats.messages.size >= MAX_MESSAGES) {
+      this.stats.otherErrors++;
+      return;
+    }
+    this.stats.messages.set(key, { message: message.slice(0, 500), count: 1, first: at, last: at });
+  }
+}
