@@ -6,8 +6,8 @@
 
 import type { Finding } from '@guard/contract';
 import type { Kysely } from 'kysely';
+import type { InsightSummary } from '../analysis/index.ts';
 import type { BundleInsightTable, Database, Db } from '../db/index.ts';
-import type { InsightSummary } from './findings.ts';
 
 /** A bundle whose analysis was started this often without finishing is given up on. */
 export const MAX_ATTEMPTS = 3;

@@ -7,13 +7,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BundleInsights, type Finding, parseManifest } from '@guard/contract';
 import { Type } from 'typebox';
+import { MAX_CONTEXT_LINES, memberLines } from '../analysis/index.ts';
 import { audit } from '../audit/index.ts';
 import { requireUser, type UserPrincipal } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { ErrorResponses, IdParams } from '../route-schemas.ts';
 import { InsightsRepository } from './insights-repository.ts';
-import { MAX_CONTEXT_LINES, memberLines } from './member-lines.ts';
 
 const READERS = ['support', 'admin', 'member'] as const;
 

@@ -1,19 +1,17 @@
 // Analyses stored bundles, one at a time per process (bounded memory), as named steps:
 // claim (a lease on the next queued bundle) → read the archive once through the object store
-// (read-archive.ts, within a deadline) → gather what the service knows around it → build the
-// findings (findings.ts) → record them. Woken when a bundle is registered; otherwise it looks
+// (analysis/read-archive.ts, within a deadline) → gather what the service knows around it →
+// build the findings (analysis/findings.ts) → record them. Woken when a bundle is registered; otherwise it looks
 // for work every pollMs, so bundles queued before a restart, or by another replica, are taken.
 // Whatever a bundle holds, the worst it gets is one "could not analyse" finding: nothing it
 // contains can stop the worker or harm the service.
 
 import { parseManifest } from '@guard/contract';
+import { buildFindings, couldNotAnalyse, newestVersion, readArchive, Unanalysable } from '../analysis/index.ts';
 import type { Db } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 import type { ObjectStore } from '../objects/index.ts';
-import { buildFindings, couldNotAnalyse } from './findings.ts';
 import { type ClaimedBundle, InsightsRepository, MAX_ATTEMPTS } from './insights-repository.ts';
-import { readArchive, Unanalysable } from './read-archive.ts';
-import { newestVersion } from './versions.ts';
 
 export interface InsightsWorkerDeps {
   db: Db;

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { LogScanner, MAX_LINE_BYTES, messageKey, parseLine } from './log-scan.ts';
 
 const T = (s: number) => new Date(Date.UTC(2026, 10, 21, 8, 0, s)).toISOString();
+const slog0 = (level: string, msg: string) => `time=${T(0)} level=${level} msg="${msg}"`;
 const LOG = [
   `time=${T(0)} level=INFO msg="guard-agent starting" version=0.3.0`,
   `time=${T(1)} level=ERROR msg="probe detach failed" err="permission denied" pid=1003`,
@@ -57,6 +58,25 @@ describe('LogScanner', () => {
     assert.equal(s.crashCount, 1);
     assert.equal(s.crashes[0].line, 7);
     assert.match(s.crashes[0].text, /^panic: runtime error/);
+  });
+
+  it('a fatal error trace is found from its goroutine line, and starts at the fatal error line', () => {
+    const s = scan(
+      [
+        slog0('INFO', 'ok'),
+        'fatal error: concurrent map writes',
+        '',
+        'goroutine 34 [running]:',
+        'runtime.throw()',
+        slog0('INFO', 'x'),
+      ].join('\n'),
+      1 << 20,
+    );
+    assert.equal(s.crashCount, 1);
+    assert.deepEqual(
+      s.crashes.map((c) => [c.line, c.text]),
+      [[2, 'fatal error: concurrent map writes']],
+    );
   });
 
   it('gives the same answer whatever the chunking (property)', () => {

@@ -3,10 +3,9 @@
 // stops reading as soon as it has them. The same strict tar reader and zstd window limit as the
 // analysis; bounded in lines, in line length and in time.
 
-import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { constants, createGunzip, createZstdDecompress } from 'node:zlib';
-import { ZSTD_WINDOW_LOG_MAX } from './read-archive.ts';
+import { drained, ended, ZSTD_WINDOW_LOG_MAX } from './read-archive.ts';
 import { type EntryConsumer, TarReader } from './tar-reader.ts';
 
 export const MAX_CONTEXT_LINES = 50;
@@ -48,12 +47,11 @@ export async function memberLines(
     return {
       async data(c) {
         if (done) return;
-        if (!gunzip.write(c))
-          await Promise.race([once(gunzip, 'drain').catch(() => {}), once(gunzip, 'close').catch(() => {})]);
+        if (!gunzip.write(c)) await drained(gunzip);
       },
       async end() {
         gunzip.end();
-        await Promise.race([once(gunzip, 'end').catch(() => {}), once(gunzip, 'close').catch(() => {})]);
+        await ended(gunzip);
         collector.end();
       },
     };
