@@ -1,7 +1,7 @@
 // `guard-agent daemon` end to end: the real bin/guard-agent in a child process against the real
 // guard-server on loopback (in-process, real SQLite and object store). Support staff or an
 // admin ask a server for a bundle; the daemon collects and uploads it (trigger console_push,
-// request_id in the manifest) and reports each step. Failures: the service away (backoff, then
+// request_id in the manifest) and reports each step; the service analyses it. Failures: the service away (backoff, then
 // it carries on), the upload refused (failed, with the step and the reason), SIGTERM mid-collect
 // (no partial bundle at a stable path, the request interrupted), a command handed out again
 // (never collected twice), a revoked key (exit 1), and all of it through HTTPS_PROXY.
@@ -206,6 +206,19 @@ describe('guard-agent daemon against the real guard-server', () => {
     assert.equal(entry.state, 'done');
     assert.equal(entry.reported, 'done');
     assert.match(daemon.log(), new RegExp(`msg="support bundle request done" request_id=${id}`));
+    // The service analyses it: its insights point at the lines of the host's log.
+    let insights: Loose;
+    await waitFor(async () => {
+      insights = (await call(base, support, 'GET', `/v1/support/bundles/${done.bundle_id}/insights`)).json;
+      return insights.state !== 'pending';
+    }, 'the insights');
+    assert.equal(insights.state, 'done', JSON.stringify(insights));
+    const frequent = (insights.findings as Loose[]).find((f) => f.code === 'log.frequent_error');
+    assert.equal(frequent.title, '“probe detach failed” ×2');
+    assert.deepEqual(frequent.evidence, [
+      { member: 'agent.log', line: 2 },
+      { member: 'agent.log', line: 4 },
+    ]);
   });
 
   it('a command handed out again (the service lost the acknowledgement) is not collected twice', async () => {
