@@ -129,9 +129,9 @@ export interface SetupJson {
   enroll_token: string;
 }
 
-/** `guard-server setup --data-dir DIR --json`. */
-export function guardSetup(dataDir: string): SetupJson {
-  const out = execFileSync(SERVER_BIN, ['setup', '--data-dir', dataDir, '--json'], { encoding: 'utf8' });
+/** `guard-server setup --data-dir DIR --json` (and `extraArgs`, e.g. --database URL). */
+export function guardSetup(dataDir: string, extraArgs: string[] = []): SetupJson {
+  const out = execFileSync(SERVER_BIN, ['setup', '--data-dir', dataDir, ...extraArgs, '--json'], { encoding: 'utf8' });
   return JSON.parse(out) as SetupJson;
 }
 

@@ -351,7 +351,7 @@ async function rawLoop(ctx: Context, n: number, sampleBody: string) {
 
 /** (e) backlog drain: N signals written while the server is stopped, then delivered. */
 async function backlogDrain(ctx: Context, n: number) {
-  const db = await openDatabase(ctx.dataDir);
+  const db = await openDatabase({ dataDir: ctx.dataDir });
   try {
     const row = await db
       .selectFrom('agents')

@@ -268,7 +268,7 @@ describe('failures', () => {
 
   before(async () => {
     // A quota no bundle fits: presign is refused (403 quota_exceeded).
-    server = await startGuardServer(await dirs.make('server'), { 'tenant-quota-bytes': '1' });
+    server = await startGuardServer(await dirs.make('server'), { flags: { 'tenant-quota-bytes': '1' } });
     base = server.url;
     admin = server.setup.admin_token;
   });
@@ -455,7 +455,7 @@ describe('through HTTPS_PROXY', () => {
     front.listen(0, '127.0.0.1');
     await once(front, 'listening');
     frontUrl = `https://127.0.0.1:${(front.address() as net.AddressInfo).port}`;
-    const server = await startGuardServer(await dirs.make('server'), { 'public-url': frontUrl });
+    const server = await startGuardServer(await dirs.make('server'), { flags: { 'public-url': frontUrl } });
     // server.url is the public URL (the front); the front forwards to where it listens.
     const backend = `http://127.0.0.1:${(server.server.app.server.address() as net.AddressInfo).port}`;
     const proxy = await startProxy();

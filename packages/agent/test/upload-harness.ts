@@ -56,12 +56,23 @@ export interface GuardServer {
   close(): Promise<void>;
 }
 
-export async function startGuardServer(dataDir: string, flags: Record<string, string> = {}): Promise<GuardServer> {
-  const config = loadServerConfig(
-    { 'data-dir': dataDir, listen: '127.0.0.1:0', 'log-level': 'silent', 'metrics-listen': '', ...flags },
-    {},
-    dataDir,
-  );
+/**
+ * `objectStore`: the server's --object-store (an S3 store); default the embedded one. `flags`:
+ * more of the server's settings (flag name → value).
+ */
+export async function startGuardServer(
+  dataDir: string,
+  options: { objectStore?: string; flags?: Record<string, string> } = {},
+): Promise<GuardServer> {
+  const flags: Record<string, string> = {
+    'data-dir': dataDir,
+    listen: '127.0.0.1:0',
+    'log-level': 'silent',
+    'metrics-listen': '',
+    ...options.flags,
+  };
+  if (options.objectStore) flags['object-store'] = options.objectStore;
+  const config = loadServerConfig(flags, {}, dataDir);
   const now = () => new Date();
   const server = await startServer(config, { now, logger: false });
   const requests: string[] = [];

@@ -29,8 +29,14 @@ import { userRoutes } from './users/index.ts';
 import { SERVER_VERSION } from './version.ts';
 import { webhookRoutes } from './webhooks/index.ts';
 
-export async function buildApp(deps: AppDeps, options: { logger: FastifyBaseLogger }): Promise<FastifyInstance> {
-  const app = Fastify(fastifyOptions(deps.config, options)).withTypeProvider<TypeBoxTypeProvider>();
+export async function buildApp(
+  deps: AppDeps,
+  options: { logger: FastifyBaseLogger; https?: { cert: Buffer; key: Buffer } },
+): Promise<FastifyInstance> {
+  // With --tls-cert/--tls-key the same app is served over HTTPS (server.ts reloads the pair).
+  const app = (
+    Fastify(fastifyOptions(deps.config, options)) as unknown as FastifyInstance
+  ).withTypeProvider<TypeBoxTypeProvider>();
 
   // --- infrastructure ---------------------------------------------------------------
   app.setValidatorCompiler(requestValidatorCompiler()); // strict bodies; coerced query strings and path parameters
@@ -59,7 +65,9 @@ export async function buildApp(deps: AppDeps, options: { logger: FastifyBaseLogg
   const withWake = { ...deps, wakeDeliveries: deps.webhooks.wake };
   await app.register(signalRoutes, withWake);
   await app.register(webhookRoutes, withWake);
-  await app.register(objectRoutes, deps); // its own content-type parser: raw streamed bodies
+  // The embedded store's presigned PUT (an S3 store's PUTs go to the bucket): its own
+  // content-type parser for raw streamed bodies.
+  if (deps.store.kind === 'fs') await app.register(objectRoutes, deps);
   await app.register(consoleRoutes, deps); // the built SPA at /console/; `/` redirects there
   // /metrics is not here: it has its own listener (metrics-listener.ts, --metrics-listen).
   return app;

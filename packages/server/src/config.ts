@@ -6,9 +6,34 @@ import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MAX_BUNDLE_BYTES } from '@guard/contract';
 import { parse as parseYaml } from 'yaml';
+import type { ObjectStoreSetting } from './objects/index.ts';
+
+/**
+ * Where the state lives: the embedded SQLite file in the data dir, or a PostgreSQL database
+ * shared by any number of replicas (DESIGN §8: `--database postgres://…`).
+ */
+export type DatabaseConfig =
+  | { engine: 'sqlite' }
+  | {
+      engine: 'postgres';
+      /** The connection URL as given, password included (never logged: see `display`). */
+      url: string;
+      /** From the URL, else PGPASSWORD; undefined: none (trust, peer or a .pgpass file). */
+      password: string | undefined;
+      /** The URL without its password, for logs and messages. */
+      display: string;
+      /** Connections in this process's pool. */
+      poolSize: number;
+    };
 
 export interface ServerConfig {
   dataDir: string;
+  database: DatabaseConfig;
+  /**
+   * serve on PostgreSQL applies pending migrations itself (under the migration lock) instead
+   * of refusing to start; SQLite always migrates at start (one process owns it).
+   */
+  migrate: boolean;
   host: string;
   port: number;
   /**
@@ -19,8 +44,10 @@ export interface ServerConfig {
   webhookAllowPrivate: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   maxBundleBytes: number;
-  /** How often unregistered, expired uploads are collected. */
+  /** How often unregistered, expired uploads are collected and old deliveries pruned. */
   gcIntervalSeconds: number;
+  /** Attempts, and deliveries completed, longer ago than this are deleted (retention.ts). */
+  deliveryRetentionMs: number;
   /** Where /metrics is served; undefined: nowhere. `explicit`: configured, not the default. */
   metricsListen: { host: string; port: number; explicit: boolean } | undefined;
   /** Intake limits: timeouts of slow peers, concurrent PUTs, stored bytes per tenant. */
@@ -62,11 +89,24 @@ export interface ServerConfig {
     leaseMs: number;
     pollMs: number;
   };
+  /** Where bundles are kept: the embedded store under the data dir, or an S3-compatible bucket. */
+  objectStore: ObjectStoreSetting;
+  /** PEM files of the certificate chain and key guard-server serves HTTPS with; undefined: HTTP. */
+  tls: { certPath: string; keyPath: string } | undefined;
 }
 
 /** One row per setting: the documented table in docs/guard-server.md mirrors it. */
 export const SETTINGS = [
   { key: 'dataDir', flag: 'data-dir', env: 'GUARD_SERVER_DATA_DIR', file: 'data_dir', default: './data' },
+  { key: 'database', flag: 'database', env: 'GUARD_SERVER_DATABASE', file: 'database', default: '' },
+  {
+    key: 'databasePoolSize',
+    flag: 'database-pool-size',
+    env: 'GUARD_SERVER_DATABASE_POOL_SIZE',
+    file: 'database_pool_size',
+    default: '10',
+  },
+  { key: 'migrate', flag: 'migrate', env: 'GUARD_SERVER_MIGRATE', file: 'migrate', default: 'false', boolean: true },
   { key: 'listen', flag: 'listen', env: 'GUARD_SERVER_LISTEN', file: 'listen', default: '127.0.0.1:8080' },
   { key: 'publicUrl', flag: 'public-url', env: 'GUARD_SERVER_PUBLIC_URL', file: 'public_url', default: '' },
   {
@@ -75,6 +115,7 @@ export const SETTINGS = [
     env: 'GUARD_SERVER_WEBHOOK_ALLOW_PRIVATE',
     file: 'webhook_allow_private',
     default: 'false',
+    boolean: true,
   },
   { key: 'logLevel', flag: 'log-level', env: 'GUARD_SERVER_LOG_LEVEL', file: 'log_level', default: 'info' },
   {
@@ -90,6 +131,13 @@ export const SETTINGS = [
     env: 'GUARD_SERVER_GC_INTERVAL',
     file: 'gc_interval_seconds',
     default: '60',
+  },
+  {
+    key: 'deliveryRetentionDays',
+    flag: 'delivery-retention-days',
+    env: 'GUARD_SERVER_DELIVERY_RETENTION_DAYS',
+    file: 'delivery_retention_days',
+    default: '30',
   },
   {
     key: 'metricsListen',
@@ -219,6 +267,15 @@ export const SETTINGS = [
     file: 'webhook_poll_ms',
     default: '250',
   },
+  {
+    key: 'objectStore',
+    flag: 'object-store',
+    env: 'GUARD_SERVER_OBJECT_STORE',
+    file: 'object_store',
+    default: '',
+  },
+  { key: 'tlsCert', flag: 'tls-cert', env: 'GUARD_SERVER_TLS_CERT', file: 'tls_cert', default: '' },
+  { key: 'tlsKey', flag: 'tls-key', env: 'GUARD_SERVER_TLS_KEY', file: 'tls_key', default: '' },
 ] as const;
 
 export class ConfigError extends Error {}
@@ -318,10 +375,12 @@ export function parseServerArgs(argv: string[]): {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
     config: { type: 'string' },
     json: { type: 'boolean' },
+    out: { type: 'string' },
+    in: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'V' },
   };
-  for (const s of SETTINGS) options[s.flag] = { type: s.key === 'webhookAllowPrivate' ? 'boolean' : 'string' };
+  for (const s of SETTINGS) options[s.flag] = { type: 'boolean' in s ? 'boolean' : 'string' };
   // Parsed leniently, then checked token by token, so that every mistake gets our own words
   // (parseArgs' strict messages speak of its internals).
   const { values, positionals, tokens } = parseArgs({
@@ -398,6 +457,8 @@ export function loadServerConfig(
   }
   const config: ServerConfig = {
     dataDir: isAbsolute(raw.dataDir) ? raw.dataDir : resolve(cwd, raw.dataDir),
+    database: databaseConfig(raw.database, integer('databasePoolSize', 2, 1000), env),
+    migrate: bool('migrate'),
     host,
     port,
     publicUrl: publicUrl?.replace(/\/+$/, ''),
@@ -405,6 +466,7 @@ export function loadServerConfig(
     logLevel: raw.logLevel as ServerConfig['logLevel'],
     maxBundleBytes: integer('maxBundleBytes', 1),
     gcIntervalSeconds: integer('gcIntervalSeconds', 1, 86_400),
+    deliveryRetentionMs: integer('deliveryRetentionDays', 1, 36_500) * 86_400_000,
     metricsListen,
     limits: {
       headerTimeoutMs: timeoutMs('headerTimeoutSeconds'),
@@ -432,9 +494,92 @@ export function loadServerConfig(
       leaseMs: integer('webhookLeaseMs', 1000, 86_400_000),
       pollMs: integer('webhookPollMs', 10, 3_600_000),
     },
+    objectStore: parseObjectStore(raw.objectStore),
+    tls: tlsFiles(raw.tlsCert, raw.tlsKey, cwd),
   };
   refuseContradictions(config);
   return config;
+}
+
+/**
+ * `--database`: empty for the embedded SQLite database, or `postgres://USER@HOST:PORT/DB`
+ * (`postgresql://` too, with libpq's query parameters such as `sslmode`). The password comes
+ * from the URL or else from PGPASSWORD, the variable every PostgreSQL client reads.
+ */
+function databaseConfig(text: string, poolSize: number, env: NodeJS.ProcessEnv): DatabaseConfig {
+  if (text === '') return { engine: 'sqlite' };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`${named('database')} must be a postgres://USER@HOST:PORT/DB URL, got an unparsable value`);
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    throw new ConfigError(
+      `${named('database')} must be a postgres://USER@HOST:PORT/DB URL (or empty for SQLite in the data dir), got a ${url.protocol} URL`,
+    );
+  if (url.hostname === '' || url.pathname.replace(/^\//, '') === '')
+    throw new ConfigError(`${named('database')} must name a host and a database: postgres://USER@HOST:PORT/DB`);
+  const password = url.password !== '' ? decodeURIComponent(url.password) : env.PGPASSWORD || undefined;
+  const shown = new URL(url.href);
+  if (shown.password !== '') shown.password = '***';
+  return { engine: 'postgres', url: text, password, display: shown.href, poolSize };
+}
+
+const S3_PARAMS = new Set(['endpoint', 'region', 'path_style']);
+/** S3's bucket naming rules (lowercase, digits, dots and hyphens; 3 to 63 characters). */
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/**
+ * `--object-store`: empty for the embedded store, or `s3://BUCKET?endpoint=URL&region=NAME&path_style=1`
+ * (DESIGN §8). Credentials never go in the URL: they come from the AWS SDK's default chain.
+ */
+export function parseObjectStore(text: string): ObjectStoreSetting {
+  if (text === '') return { kind: 'fs' };
+  const fail = (why: string): never => {
+    throw new ConfigError(`${named('objectStore')} ${why}, got "${text}"`);
+  };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return fail('must be empty (the embedded store) or s3://BUCKET?endpoint=…&region=…&path_style=1');
+  }
+  if (url.protocol !== 's3:') fail('must be an s3:// URL (or empty for the embedded store)');
+  if (url.username || url.password)
+    fail('must not carry credentials: they come from the AWS SDK default chain (AWS_ACCESS_KEY_ID, …)');
+  if (!BUCKET_NAME.test(url.hostname)) fail('must name a valid bucket (s3://BUCKET)');
+  if (url.pathname !== '' && url.pathname !== '/') fail('takes no path after the bucket');
+  for (const name of url.searchParams.keys())
+    if (!S3_PARAMS.has(name)) fail(`has an unknown parameter "${name}" (known: ${[...S3_PARAMS].join(', ')})`);
+  const endpoint = url.searchParams.get('endpoint') ?? undefined;
+  if (endpoint !== undefined) {
+    let e: URL | undefined;
+    try {
+      e = new URL(endpoint);
+    } catch {
+      e = undefined;
+    }
+    if (!e || !['http:', 'https:'].includes(e.protocol) || e.username || e.search)
+      fail('needs endpoint= to be an http(s) URL without credentials or query');
+  }
+  const pathStyle = url.searchParams.get('path_style') ?? '0';
+  if (!['0', '1', 'true', 'false'].includes(pathStyle)) fail('needs path_style= to be 1 or 0');
+  return {
+    kind: 's3',
+    bucket: url.hostname,
+    endpoint: endpoint?.replace(/\/+$/, ''),
+    region: url.searchParams.get('region') || undefined,
+    pathStyle: pathStyle === '1' || pathStyle === 'true',
+  };
+}
+
+/** `--tls-cert` and `--tls-key` come together; paths are resolved against the working directory. */
+function tlsFiles(cert: string, key: string, cwd: string): ServerConfig['tls'] {
+  if (cert === '' && key === '') return undefined;
+  if (cert === '' || key === '')
+    throw new ConfigError(`${named('tlsCert')} and ${named('tlsKey')} are given together or not at all`);
+  return { certPath: resolve(cwd, cert), keyPath: resolve(cwd, key) };
 }
 
 /** `--flag (ENV, file_key)`: how a refusal names a setting. */

@@ -17,8 +17,8 @@ export const unauthorized = (message = 'missing or invalid credentials') => new 
 export const forbidden = (message = 'this credential may not do that') => new ApiError(403, 'forbidden', message);
 export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
 
-/** SQLite constraint violations by extended result code, never by message text. */
+/** Unique-constraint violations by SQLite extended result code or PostgreSQL SQLSTATE, never by message text. */
 export function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: string; errcode?: number };
-  return e?.errcode === 2067 || e?.errcode === 1555; // SQLITE_CONSTRAINT_UNIQUE / _PRIMARYKEY
+  return e?.errcode === 2067 || e?.errcode === 1555 || e?.code === '23505'; // SQLITE_CONSTRAINT_UNIQUE / _PRIMARYKEY; unique_violation
 }

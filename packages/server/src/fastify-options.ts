@@ -12,9 +12,11 @@ export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
 
 export function fastifyOptions(
   config: ServerConfig,
-  options: { logger: FastifyBaseLogger },
-): FastifyServerOptions & { loggerInstance: FastifyBaseLogger } {
+  options: { logger: FastifyBaseLogger; https?: { cert: Buffer; key: Buffer } },
+): FastifyServerOptions & { loggerInstance: FastifyBaseLogger; https?: { cert: Buffer; key: Buffer } } {
   return {
+    // HTTPS with the PEM pair of --tls-cert/--tls-key (server.ts reads and reloads it).
+    ...(options.https ? { https: options.https } : {}),
     // The server's one logger (logger.ts: level, serializers, redaction), shared with the worker.
     loggerInstance: options.logger,
     bodyLimit: JSON_BODY_LIMIT_BYTES,

@@ -1,26 +1,32 @@
-// Starting and stopping the service: open the data dir (database, master key, object
-// store), sweep what a crash left, listen (the API, and /metrics on its own address), collect
-// expired uploads on a timer, and on SIGTERM/SIGINT stop accepting, finish in-flight requests
-// and close the database.
+// Starting and stopping the service: open the database (SQLite in the data dir, or the
+// PostgreSQL database that replicas share) and the data dir (master key, object store), sweep
+// what a crash left, listen (the API, and /metrics on its own address), run maintenance on a
+// timer (expired uploads, delivery retention, PostgreSQL's monthly partitions: each on one
+// replica at a time), and on SIGTERM/SIGINT stop accepting, finish in-flight requests and
+// close the database.
 
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import type { Server as HttpsServer } from 'node:https';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import { BundleRequestsRepository, CommandHub } from './bundle-requests/index.ts';
 import type { ServerConfig } from './config.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
-import { openDatabase } from './db/index.ts';
+import { type Db, engineOf, exclusiveJob, openDatabase } from './db/index.ts';
 import type { AppDeps } from './deps.ts';
 import { INSIGHTS_POLL_MS, INSIGHTS_TIMEOUT_MS, InsightsWorker } from './insights/index.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { loadOrCreateMasterKey } from './master-key.ts';
 import { listenMetrics, type MetricsListener } from './metrics-listener.ts';
-import { collectExpiredUploads, FsObjectStore } from './objects/index.ts';
+import { collectExpiredUploads, openObjectStore } from './objects/index.ts';
 import { SignalOutbox } from './signals/index.ts';
 import {
   createDeliveryAgent,
   createMetrics,
   DeliveryWorker,
+  ensurePartitions,
+  PostgresDeliveryQueue,
+  pruneDeliveries,
   SqliteDeliveryQueue,
   sealPlaintextHeaders,
 } from './webhooks/index.ts';
@@ -31,7 +37,19 @@ export interface RunningServer {
   url: string;
   /** http://HOST:PORT/metrics, or undefined when metrics are not served. */
   metricsUrl: string | undefined;
+  /**
+   * Reads --tls-cert and --tls-key again and serves them to new TLS handshakes; open
+   * connections keep theirs (SIGHUP, main.ts). Throws, keeping the old pair, when they cannot
+   * be read or do not match; undefined without TLS.
+   */
+  reloadTls: (() => Promise<void>) | undefined;
   close(): Promise<void>;
+}
+
+/** The certificate chain and key of --tls-cert and --tls-key (PEM), read now. */
+export async function readTls(tls: NonNullable<ServerConfig['tls']>): Promise<{ cert: Buffer; key: Buffer }> {
+  const [cert, key] = await Promise.all([readFile(tls.certPath), readFile(tls.keyPath)]);
+  return { cert, key };
 }
 
 export async function openDeps(
@@ -41,13 +59,19 @@ export async function openDeps(
   log: Logger,
   extraCa?: string[],
 ): Promise<AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker }> {
-  const db = await openDatabase(config.dataDir);
+  // SQLite always migrates (one process owns it); replicas on PostgreSQL migrate only when told
+  // (--migrate), else refuse a database that lacks this release's migrations.
+  const db = await openDatabase(config, {
+    migrations: config.database.engine === 'postgres' && !config.migrate ? 'verify' : 'latest',
+  });
   const masterKey = loadOrCreateMasterKey(config.dataDir);
-  const store = new FsObjectStore(join(config.dataDir, 'objects'));
-  await store.init();
+  const store = await openObjectStore(config.objectStore, config.dataDir, {
+    key: masterKey.derive('presign'),
+    publicUrl,
+  });
   const metrics = createMetrics(db, now);
   const w = config.webhook;
-  const queue = new SqliteDeliveryQueue(db);
+  const queue = engineOf(db) === 'postgres' ? new PostgresDeliveryQueue(db) : new SqliteDeliveryQueue(db);
   const worker = new DeliveryWorker(
     {
       queue,
@@ -118,7 +142,15 @@ export async function startServer(
     throw error;
   }
   const swept = await deps.store.sweepPartials();
-  const app = await buildApp(deps, { logger });
+  let https: { cert: Buffer; key: Buffer } | undefined;
+  try {
+    https = config.tls && (await readTls(config.tls));
+  } catch (error) {
+    await deps.db.destroy();
+    await lock.release();
+    throw error;
+  }
+  const app = await buildApp(deps, { logger, https });
   if (swept > 0) app.log.info({ swept }, 'removed partial uploads left by an earlier crash');
   let metrics: MetricsListener | undefined;
   try {
@@ -135,32 +167,41 @@ export async function startServer(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  publicUrl ??= `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
-  const requests = new BundleRequestsRepository(deps.db);
+  publicUrl ??= `${https ? 'https' : 'http'}://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  const shared = engineOf(deps.db) === 'postgres';
+  // This month's partitions and the next ones exist before the first delivery is written.
+  if (shared) await exclusiveJob(deps.db, 'delivery-partitions', () => ensurePartitions(deps.db, deps.now()));
+  let maintaining = false;
   const gc = setInterval(() => {
-    collectExpiredUploads(deps).then(
-      (n) => n > 0 && app.log.info({ collected: n }, 'collected expired uploads'),
-      (error) => app.log.error({ err: error }, 'upload collection failed'),
-    );
-    // Reads expire requests too (what a reader sees is current); this records it for the idle.
-    requests.expireDue(deps.now()).then(
-      (n) => n > 0 && app.log.info({ expired: n }, 'bundle requests expired: their agents never took them'),
-      (error) => app.log.error({ err: error }, 'bundle request expiry failed'),
-    );
+    if (maintaining) return;
+    maintaining = true;
+    maintain(deps, config, app.log).finally(() => {
+      maintaining = false;
+    });
   }, config.gcIntervalSeconds * 1000);
   gc.unref();
   // Custom header values an earlier release stored in clear are sealed before any is sent.
   const sealed = await sealPlaintextHeaders(deps.db, deps.masterKey.derive('webhook-secrets'));
   if (sealed > 0) app.log.info({ endpoints: sealed }, 'sealed custom header values stored in clear');
   // The embedded SQLite database has one owner: leases of a crashed run are released at once.
-  await deps.worker.start({ releaseLeases: true });
+  // Replicas sharing PostgreSQL never do: the others hold live leases; a dead one's expire.
+  await deps.worker.start({ releaseLeases: !shared });
   // The same for bundles whose analysis a crash cut short; queued ones are taken in order.
-  await deps.analyser.start({ releaseLeases: true });
+  await deps.analyser.start({ releaseLeases: !shared });
   return {
     app,
     deps,
     url: deps.publicUrl(),
     metricsUrl: metrics?.url,
+    reloadTls: config.tls
+      ? async () => {
+          const pair = await readTls(config.tls as NonNullable<ServerConfig['tls']>);
+          // Throws on a bad pair (unparsable, or a key that is not the certificate's): the
+          // context in use stays.
+          (app.server as unknown as HttpsServer).setSecureContext(pair);
+          app.log.info({ cert: config.tls?.certPath }, 'TLS certificate reloaded');
+        }
+      : undefined,
     async close() {
       clearInterval(gc);
       await metrics?.close();
@@ -168,7 +209,46 @@ export async function startServer(
       await deps.analyser.stop();
       await deps.worker.stop();
       await deps.db.destroy();
+      deps.store.close();
       await lock.release();
     },
   };
+}
+
+/**
+ * One maintenance run, each job on one replica at a time (the others skip it): unregistered
+ * uploads past their expiry, PostgreSQL's partitions ahead, delivery retention. A failing job
+ * is logged and tried again at the next run.
+ */
+export async function maintain(
+  deps: AppDeps,
+  config: ServerConfig,
+  log: { info(obj: object, msg: string): void; error(obj: object, msg: string): void },
+): Promise<void> {
+  const db: Db = deps.db;
+  const job = async (name: string, fn: () => Promise<void>) => {
+    try {
+      await exclusiveJob(db, name, fn);
+    } catch (error) {
+      log.error({ err: error, job: name }, 'maintenance job failed');
+    }
+  };
+  await job('uploads-gc', async () => {
+    const n = await collectExpiredUploads(deps);
+    if (n > 0) log.info({ collected: n }, 'collected expired uploads');
+  });
+  // Reads expire bundle requests too (what a reader sees is current); this records it for the idle.
+  await job('bundle-requests-expiry', async () => {
+    const n = await new BundleRequestsRepository(db).expireDue(deps.now());
+    if (n > 0) log.info({ expired: n }, 'bundle requests expired: their agents never took them');
+  });
+  if (engineOf(db) === 'postgres')
+    await job('delivery-partitions', async () => {
+      const made = await ensurePartitions(db, deps.now());
+      if (made.length > 0) log.info({ partitions: made }, 'made delivery partitions');
+    });
+  await job('delivery-retention', async () => {
+    const r = await pruneDeliveries(db, deps.now(), config.deliveryRetentionMs);
+    if (r.attempts + r.deliveries + r.partitions.length > 0) log.info(r, 'pruned old deliveries');
+  });
 }

@@ -1,5 +1,6 @@
 // Test harness for guard-server integration tests: the real server on loopback (Fastify
-// listening on 127.0.0.1:0, real SQLite in a throw-away data dir, real object files), a
+// listening on 127.0.0.1:0, real SQLite in a throw-away data dir — or, in the PostgreSQL pass,
+// a throw-away database of the run's cluster: test-database.ts —, real object files), a
 // clock the tests move, and HTTP helpers that control every byte of a presigned PUT.
 // No mocks: requests go over TCP with fetch or node:http.
 
@@ -20,6 +21,8 @@ import type { Role } from '../src/db/tables.ts';
 import type { AppDeps } from '../src/deps.ts';
 import { type RunningServer, startServer } from '../src/server.ts';
 import { runSetup, type SetupResult } from '../src/setup.ts';
+import { type LocalS3, startLocalS3, useTestCredentials } from './s3-harness.ts';
+import { databaseArgs, databaseFlags, dropTestDatabase } from './test-database.ts';
 
 const execFileP = promisify(execFile);
 
@@ -78,6 +81,8 @@ export interface TestServer {
   running: RunningServer;
   /** The vendor support token: runSetup returns it only on the first setup of a data dir. */
   supportToken: string | undefined;
+  /** The local S3 behind the server (store 's3'); undefined with the embedded store. */
+  s3: LocalS3 | undefined;
   /** Stops the server (idempotent); keeps the data dir. */
   stop(): Promise<void>;
   /** Stops the server and removes the data dir. */
@@ -93,14 +98,30 @@ export async function makeTempDir(label: string): Promise<string> {
  * fake clock. The background collector runs hourly so tests that call it explicitly see
  * deterministic counts.
  */
+export type StoreKind = 'fs' | 's3';
+
 export async function startTestServer(
-  options: { dataDir?: string; flags?: Record<string, string>; clock?: Clock } = {},
+  options: { dataDir?: string; flags?: Record<string, string>; clock?: Clock; store?: StoreKind } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? (await makeTempDir('data'));
   const clock = options.clock ?? new Clock();
+  // The S3 store: a local S3 (s3-harness.ts) that checks every presigned URL by the same clock.
+  let s3: LocalS3 | undefined;
+  if (options.store === 's3') {
+    useTestCredentials();
+    s3 = await startLocalS3({ now: clock.now });
+  }
   const config = loadServerConfig(
     // No metrics listener unless a test asks for one (its default address is a fixed port).
-    { 'data-dir': dataDir, listen: '127.0.0.1:0', 'gc-interval': '3600', 'metrics-listen': '', ...options.flags },
+    {
+      'data-dir': dataDir,
+      listen: '127.0.0.1:0',
+      'gc-interval': '3600',
+      'metrics-listen': '',
+      ...(s3 ? { 'object-store': s3.objectStoreUrl } : {}),
+      ...(await databaseFlags(dataDir)),
+      ...options.flags,
+    },
     {},
     process.cwd(),
   );
@@ -113,6 +134,7 @@ export async function startTestServer(
     clock,
     running,
     supportToken: undefined,
+    s3,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -121,9 +143,11 @@ export async function startTestServer(
       // keep-alive timeout (that shutdown behaviour has its own test in crash.test.ts).
       await closeClients(running.url);
       await running.close();
+      await s3?.close();
     },
     async cleanup() {
       await server.stop();
+      await dropTestDatabase(dataDir);
       await rm(dataDir, { recursive: true, force: true });
     },
   };
@@ -481,7 +505,7 @@ export async function uploadBundle(
   const sha256 = sha256Hex(bytes);
   const p = await presign(base, apiKey, { filename: options.filename, size: bytes.length, sha256 });
   if (p.status !== 200) throw new Error(`presign answered ${p.status}: ${p.text}`);
-  const put = await putObject(p.json.url, bytes);
+  const put = await putObject(p.json.url, bytes, { headers: p.json.headers });
   if (put.status !== 200) throw new Error(`PUT answered ${put.status}: ${put.text} ${put.error ?? ''}`);
   const r = await register(base, apiKey, {
     object_key: p.json.object_key,
@@ -519,7 +543,8 @@ export { freePort } from './loopback.ts';
 
 /** `guard-server setup --data-dir DIR --json`: one JSON object on stdout. */
 export async function setupCli(dataDir: string): Promise<SetupResult> {
-  const { stdout } = await execFileP(SERVER_BIN, ['setup', '--data-dir', dataDir, '--json']);
+  const db = await databaseArgs(dataDir, { migrate: false });
+  const { stdout } = await execFileP(SERVER_BIN, ['setup', '--data-dir', dataDir, ...db, '--json']);
   return JSON.parse(stdout) as SetupResult;
 }
 
@@ -538,7 +563,15 @@ export interface SpawnedServer {
  * port (the start banner names it) unless `extraArgs` say otherwise.
  */
 export async function spawnServer(dataDir: string, port: number, extraArgs: string[] = []): Promise<SpawnedServer> {
-  const args = ['--data-dir', dataDir, '--listen', `127.0.0.1:${port}`, '--metrics-listen', '127.0.0.1:0'];
+  const args = [
+    '--data-dir',
+    dataDir,
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--metrics-listen',
+    '127.0.0.1:0',
+    ...(await databaseArgs(dataDir)),
+  ];
   const child = spawn(SERVER_BIN, [...args, ...extraArgs], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });

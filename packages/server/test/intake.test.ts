@@ -973,7 +973,10 @@ describe('operations', () => {
     assert.deepEqual(h.json, { status: 'ok' });
     const r = await api(server.url, 'GET', '/readyz');
     assert.equal(r.status, 200);
-    assert.deepEqual(r.json, { status: 'ready' });
+    assert.deepEqual(r.json, {
+      status: 'ready',
+      checks: { database: { status: 'ok' }, object_store: { status: 'ok' } },
+    });
   });
 
   it('/openapi.json lists every /v1 path with its methods', async () => {

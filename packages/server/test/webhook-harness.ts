@@ -26,6 +26,7 @@ import type { Role } from '../src/db/tables.ts';
 import { type RunningServer, startServer } from '../src/server.ts';
 import { runSetup } from '../src/setup.ts';
 import { type ApiResult, addUser, api, enrollAgent, type Loose, sleep } from './harness.ts';
+import { databaseFlags, dropTestDatabase } from './test-database.ts';
 
 const _execFileP = promisify(execFile);
 
@@ -75,7 +76,13 @@ export async function startWebhookServer(options: {
   const dataDir = options.dataDir ?? (await mkdtemp(join(os.tmpdir(), 'guard-webhook-data-')));
   const clock = new LiveClock();
   const config = loadServerConfig(
-    { 'data-dir': dataDir, listen: '127.0.0.1:0', ...FAST_WEBHOOK_FLAGS, ...options.flags },
+    {
+      'data-dir': dataDir,
+      listen: '127.0.0.1:0',
+      ...FAST_WEBHOOK_FLAGS,
+      ...(await databaseFlags(dataDir)),
+      ...options.flags,
+    },
     {},
     process.cwd(),
   );
@@ -91,7 +98,10 @@ export async function startWebhookServer(options: {
       if (closed) return;
       closed = true;
       await running.close();
-      if (ownDir) await rm(dataDir, { recursive: true, force: true });
+      if (ownDir) {
+        await dropTestDatabase(dataDir);
+        await rm(dataDir, { recursive: true, force: true });
+      }
     },
   };
 }

@@ -8,7 +8,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerConfig } from '../config.ts';
-import { type Db, type Role, withStatements } from '../db/index.ts';
+import { type Db, engineOf, type Role, withStatements } from '../db/index.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { checkCsrf, csrfToken } from './csrf.ts';
 import { hashSecret, secretKind } from './secrets.ts';
@@ -58,31 +58,48 @@ export async function resolvePrincipal(
   const hash = hashSecret(secret);
   switch (secretKind(secret)) {
     case 'agentKey': {
-      // Every agent request resolves here: prepared SQL, not a query built per call; the
-      // last_seen_at write happens at most once a minute per agent.
-      return withStatements(db, (sql) => {
-        const agent = sql.get<{
-          id: string;
-          tenant_id: string;
-          hostname: string;
-          environment: string;
-          last_seen_at: string | null;
-        }>(
-          'select id, tenant_id, hostname, environment, last_seen_at from agents where api_key_hash = ? and revoked_at is null',
-          hash,
-        );
-        if (!agent) return undefined;
-        const at = now();
-        if (agent.last_seen_at === null || at.getTime() - Date.parse(agent.last_seen_at) >= AGENT_SEEN_INTERVAL_MS)
-          sql.run('update agents set last_seen_at = ? where id = ?', at.toISOString(), agent.id);
-        return {
-          kind: 'agent' as const,
+      // Every agent request resolves here. On SQLite prepared SQL, not a query built per call
+      // (building it costs more than running it there; a PostgreSQL round trip dwarfs both).
+      // last_seen_at is written at most once a minute per agent.
+      type AgentRow = {
+        id: string;
+        tenant_id: string;
+        hostname: string;
+        environment: string;
+        last_seen_at: string | null;
+      };
+      const at = now();
+      const stale = (agent: AgentRow) =>
+        agent.last_seen_at === null || at.getTime() - Date.parse(agent.last_seen_at) >= AGENT_SEEN_INTERVAL_MS;
+      let agent: AgentRow | undefined;
+      if (engineOf(db) === 'sqlite')
+        agent = await withStatements(db, (sql) => {
+          const row = sql.get<AgentRow>(
+            'select id, tenant_id, hostname, environment, last_seen_at from agents where api_key_hash = ? and revoked_at is null',
+            hash,
+          );
+          if (row && stale(row)) sql.run('update agents set last_seen_at = ? where id = ?', at.toISOString(), row.id);
+          return row;
+        });
+      else {
+        agent = await db
+          .selectFrom('agents')
+          .select(['id', 'tenant_id', 'hostname', 'environment', 'last_seen_at'])
+          .where('api_key_hash', '=', hash)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirst();
+        if (agent && stale(agent))
+          await db.updateTable('agents').set({ last_seen_at: at.toISOString() }).where('id', '=', agent.id).execute();
+      }
+      return (
+        agent && {
+          kind: 'agent',
           agentId: agent.id,
           tenantId: agent.tenant_id,
           hostname: agent.hostname,
           environment: agent.environment,
-        };
-      });
+        }
+      );
     }
     case 'userToken': {
       const user = await db

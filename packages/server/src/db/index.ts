@@ -1,30 +1,91 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kysely } from 'kysely';
-import { migrateToLatest } from './migrations.ts';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import type pg from 'pg';
+import type { DatabaseConfig } from '../config.ts';
+import { engineOf } from './engine.ts';
+import { migrateToLatest, pendingMigrations } from './migrations.ts';
+import { createClient, createPool, type PostgresTarget } from './postgres.ts';
 import { nodeSqliteDialect, openSqlite, Statements } from './sqlite-dialect.ts';
 import type { Database } from './tables.ts';
 
+export type { Engine } from './engine.ts';
+export { engineOf } from './engine.ts';
+export { MIGRATION_NAMES } from './migrations.ts';
 export type { Statements } from './sqlite-dialect.ts';
 export type * from './tables.ts';
 export type Db = Kysely<Database>;
 
 const statementsOf = new WeakMap<Db, Statements>();
+const poolOf = new WeakMap<Db, { pool: pg.Pool; target: PostgresTarget }>();
 
-/** Opens (creating if needed) the embedded SQLite database in the data dir and migrates it. */
-export async function openDatabase(dataDir: string): Promise<Db> {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const statements = new Statements(openSqlite(join(dataDir, 'guard.db')));
-  const db = new Kysely<Database>({ dialect: nodeSqliteDialect(statements) });
-  statementsOf.set(db, statements);
-  await migrateToLatest(db as Kysely<unknown>);
+/** Migrations this release has that the database has not run (serve on PostgreSQL without --migrate). */
+export class MigrationsPendingError extends Error {
+  readonly pending: string[];
+  constructor(pending: string[]) {
+    super(
+      `the database needs ${pending.length} migration(s) this release brings (${pending.join(', ')}): run \`guard-server migrate\` with the same --database once, or start this replica with --migrate`,
+    );
+    this.name = 'MigrationsPendingError';
+    this.pending = pending;
+  }
+}
+
+export interface OpenOptions {
+  /**
+   * 'latest': apply pending migrations (under the engine's migration lock); 'verify': refuse
+   * with MigrationsPendingError when any is pending (SQLite migrates instead: one process owns
+   * it); 'none': leave them to the caller (`guard-server migrate`).
+   */
+  migrations: 'latest' | 'verify' | 'none';
+}
+
+/**
+ * Opens the configured database: SQLite in the data dir (created if needed), or the
+ * PostgreSQL database of `--database` (its data dir then holds only the master key).
+ */
+export async function openDatabase(
+  target: { dataDir: string; database?: DatabaseConfig },
+  options: OpenOptions = { migrations: 'latest' },
+): Promise<Db> {
+  const database = target.database ?? { engine: 'sqlite' };
+  if (database.engine === 'sqlite') {
+    mkdirSync(target.dataDir, { recursive: true, mode: 0o700 });
+    const statements = new Statements(openSqlite(join(target.dataDir, 'guard.db')));
+    const db = new Kysely<Database>({ dialect: nodeSqliteDialect(statements) });
+    statementsOf.set(db, statements);
+    if (options.migrations !== 'none') await migrateToLatest(db as Kysely<unknown>, 'sqlite');
+    return db;
+  }
+  const pgTarget: PostgresTarget = { url: database.url, password: database.password, poolSize: database.poolSize };
+  const pool = createPool(pgTarget);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  poolOf.set(db, { pool, target: pgTarget });
+  try {
+    if (options.migrations === 'latest') await migrateToLatest(db as Kysely<unknown>, 'postgres');
+    else if (options.migrations === 'verify') {
+      const pending = await pendingMigrations(db as Kysely<unknown>, 'postgres');
+      if (pending.length > 0) throw new MigrationsPendingError(pending);
+    }
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
   return db;
 }
 
-/** Runs `fn` synchronously on the raw connection, holding Kysely's connection lock. */
+/** Applies the pending migrations; returns the names applied (`guard-server migrate`). */
+export async function migrate(db: Db): Promise<string[]> {
+  const engine = engineOf(db);
+  const pending = await pendingMigrations(db as Kysely<unknown>, engine);
+  await migrateToLatest(db as Kysely<unknown>, engine);
+  return pending;
+}
+
+/** Runs `fn` synchronously on the raw connection, holding Kysely's connection lock. SQLite only. */
 export function withStatements<T>(db: Db, fn: (sql: Statements) => T): Promise<T> {
   const sql = statementsOf.get(db);
-  if (!sql) throw new Error('withStatements needs a database opened by openDatabase');
+  if (!sql) throw new Error('withStatements needs an SQLite database opened by openDatabase');
   return db.connection().execute(async () => fn(sql));
 }
 
@@ -32,6 +93,7 @@ export function withStatements<T>(db: Db, fn: (sql: Statements) => T): Promise<T
  * Runs `fn` synchronously inside one write transaction on the raw connection, holding
  * Kysely's connection lock so no other query interleaves. For the hot paths (signal ingest,
  * delivery claims and outcomes), where building a query with Kysely costs more than running it.
+ * SQLite only.
  */
 export function writeTransaction<T>(db: Db, fn: (sql: Statements) => T): Promise<T> {
   return withStatements(db, (sql) => {
@@ -46,3 +108,46 @@ export function writeTransaction<T>(db: Db, fn: (sql: Statements) => T): Promise
     }
   });
 }
+
+/** The `pg` pool behind a PostgreSQL database, for its hot paths (prepared SQL, no query building). */
+export function pgPool(db: Db): pg.Pool {
+  const entry = poolOf.get(db);
+  if (!entry) throw new Error('pgPool needs a PostgreSQL database opened by openDatabase');
+  return entry.pool;
+}
+
+/** A connection outside the pool, for LISTEN; the caller ends it. */
+export function pgListenClient(db: Db): pg.Client {
+  const entry = poolOf.get(db);
+  if (!entry) throw new Error('pgListenClient needs a PostgreSQL database opened by openDatabase');
+  return createClient(entry.target);
+}
+
+/**
+ * Runs `fn` only if no other process runs the job `name` meanwhile: a maintenance job (the
+ * expired-upload sweep, delivery retention, partition upkeep) that every replica schedules
+ * but one at a time should do. PostgreSQL: a session advisory lock, tried without waiting and
+ * held on one pooled connection until `fn` ends (a replica that dies mid-job drops its
+ * connection, and with it the lock). SQLite: one process owns the database; `fn` just runs.
+ * Resolves `{ ran: false }` when another replica holds the job.
+ */
+export async function exclusiveJob<T>(
+  db: Db,
+  name: string,
+  fn: () => Promise<T>,
+): Promise<{ ran: true; result: T } | { ran: false }> {
+  if (engineOf(db) === 'sqlite') return { ran: true, result: await fn() };
+  return db.connection().execute(async (conn) => {
+    const key = sql<number>`hashtext(${`guard-job:${name}`})`;
+    const got = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${JOB_LOCK_CLASS}, ${key}) as ok`.execute(conn);
+    if (!got.rows[0]?.ok) return { ran: false as const };
+    try {
+      return { ran: true as const, result: await fn() };
+    } finally {
+      await sql`select pg_advisory_unlock(${JOB_LOCK_CLASS}, ${key})`.execute(conn);
+    }
+  });
+}
+
+/** The first key of our two-key advisory locks for jobs (the second is a hash of the job's name). */
+const JOB_LOCK_CLASS = 0x6775; // "gu"

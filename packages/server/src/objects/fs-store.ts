@@ -11,10 +11,12 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { access, constants, mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
-import { type ObjectExpectation, ObjectMismatchError, type ObjectStore } from './store.ts';
+import { LengthAndDigest } from './length-and-digest.ts';
+import { presignedUrl } from './presign.ts';
+import type { ObjectExpectation, ObjectStore, PresignedPut, UploadGrant } from './store.ts';
 
 const PARTIAL_DIR = '.partial';
 const META_DIR = '.meta';
@@ -23,10 +25,36 @@ const CHUNK_BYTES = 1 << 20;
 /** Object keys are ours (server-generated), but are still checked before touching a path. */
 const KEY_PATTERN = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_.-]+)*$/;
 
+export interface FsPresigning {
+  /** HMAC key of the presigned URLs (presign.ts), derived from the master key. */
+  key: Buffer;
+  /** Base of the presigned URLs: --public-url, or the address listened on. */
+  publicUrl: () => string;
+}
+
 export class FsObjectStore implements ObjectStore {
+  readonly kind = 'fs';
   private readonly root: string;
-  constructor(root: string) {
+  private readonly presigning: FsPresigning;
+  constructor(root: string, presigning: FsPresigning) {
     this.root = resolve(root);
+    this.presigning = presigning;
+  }
+
+  /** guard-server's own presigned PUT (routes.ts checks it); the grant is in the signed query. */
+  async presignPut(grant: UploadGrant): Promise<PresignedPut> {
+    const url = presignedUrl(this.presigning.publicUrl(), this.presigning.key, { method: 'PUT', ...grant });
+    return { url, headers: { 'content-type': 'application/octet-stream' } };
+  }
+
+  /** Downloads are streamed by guard-server (the bundle download route). */
+  async downloadUrl(): Promise<undefined> {
+    return undefined;
+  }
+
+  /** The objects directory is there and writable. */
+  async ready(): Promise<void> {
+    await access(join(this.root, PARTIAL_DIR), constants.W_OK);
   }
 
   async init(): Promise<void> {
@@ -126,6 +154,8 @@ export class FsObjectStore implements ObjectStore {
     return names.length;
   }
 
+  close(): void {}
+
   /** For tests and diagnostics: whether a key has an object. */
   async exists(key: string): Promise<boolean> {
     return stat(this.path(key)).then(
@@ -180,33 +210,5 @@ async function writeBody(body: AsyncIterable<Buffer>, check: LengthAndDigest, pa
     await file.sync();
   } finally {
     await file.close();
-  }
-}
-
-/** Counts and hashes a body; refuses it as soon as it is longer than expected. */
-class LengthAndDigest {
-  private readonly hash = createHash('sha256');
-  private bytes = 0;
-  private readonly expect: ObjectExpectation;
-  constructor(expect: ObjectExpectation) {
-    this.expect = expect;
-  }
-  update(chunk: Buffer): void {
-    this.bytes += chunk.length;
-    if (this.bytes > this.expect.size)
-      throw new ObjectMismatchError('too_long', `the body is longer than the presigned ${this.expect.size} bytes`);
-    this.hash.update(chunk);
-  }
-  /** Throws unless the body was exactly as expected; returns its SHA-256 (hex). */
-  verifyComplete(): string {
-    if (this.bytes < this.expect.size)
-      throw new ObjectMismatchError(
-        'too_short',
-        `the body has ${this.bytes} of the presigned ${this.expect.size} bytes`,
-      );
-    const digest = this.hash.digest('hex');
-    if (digest !== this.expect.sha256)
-      throw new ObjectMismatchError('sha256_mismatch', 'the body does not match the presigned SHA-256');
-    return digest;
   }
 }

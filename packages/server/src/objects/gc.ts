@@ -1,6 +1,9 @@
 // Collects what an upload left behind but nobody registered: a presigned slot whose URL
 // expired without a complete PUT, and a stored object still unregistered an hour after its
 // URL expired (the agent registers right after its PUT). Registered objects are never touched.
+// With an S3 store the PUT goes to the bucket, so a slot never says "stored": every slot gets
+// the hour (its object may have arrived just before the URL expired), then its key is deleted
+// from the bucket whether or not an object arrived.
 
 import type { AppDeps } from '../deps.ts';
 import { UploadsRepository } from './uploads-repository.ts';
@@ -15,7 +18,8 @@ export async function collectExpiredUploads(deps: Pick<AppDeps, 'db' | 'store' |
   const rows = await uploads.listExpired(new Date(now).toISOString(), COLLECT_BATCH);
   let collected = 0;
   for (const row of rows) {
-    if (row.state === 'stored' && Date.parse(row.expires_at) + UNREGISTERED_GRACE_MS > now) continue;
+    const mayHoldObject = row.state === 'stored' || deps.store.kind === 's3';
+    if (mayHoldObject && Date.parse(row.expires_at) + UNREGISTERED_GRACE_MS > now) continue;
     await deps.store.delete(row.object_key);
     if (await uploads.remove(row.object_key, row.state)) collected += 1;
   }

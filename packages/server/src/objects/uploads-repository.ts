@@ -3,7 +3,7 @@
 // the expiry sweep alone reads across tenants.
 
 import { sql } from 'kysely';
-import type { Db, UploadState, UploadTable } from '../db/index.ts';
+import { type Db, engineOf, type UploadState, type UploadTable } from '../db/index.ts';
 
 export class UploadsRepository {
   readonly #db: Db;
@@ -15,8 +15,9 @@ export class UploadsRepository {
   /**
    * Records a presigned slot if the tenant's quota holds it (quotaBytes 0: no quota); else
    * returns the bytes the tenant holds and writes nothing. The check and the insert are one
-   * transaction: on the embedded database it holds the only connection, so concurrent
-   * presigns are counted one after the other.
+   * transaction, and concurrent presigns of a tenant are counted one after the other: on the
+   * embedded database the transaction holds the only connection; on PostgreSQL, whose
+   * replicas and pooled connections presign at once, it first locks the tenant's row.
    */
   async reserve(
     tenantId: string,
@@ -25,6 +26,8 @@ export class UploadsRepository {
   ): Promise<{ reserved: true } | { reserved: false; heldBytes: number }> {
     return this.#db.transaction().execute(async (trx) => {
       if (quota.quotaBytes > 0) {
+        if (engineOf(trx) === 'postgres')
+          await trx.selectFrom('tenants').select('id').where('id', '=', tenantId).forNoKeyUpdate().execute();
         const held = await bytesHeld(trx, tenantId, quota.now);
         if (held + slot.size > quota.quotaBytes) return { reserved: false, heldBytes: held };
       }

@@ -1,15 +1,13 @@
-// The outbox against a real SQLite database: signals written in the same turn share one
-// transaction, each with its own deliveries, and a row that fails fails only its own write.
+// The outbox against a real database of this run's engine (SQLite, or PostgreSQL in the second
+// pass): signals written in the same turn share one transaction, each with its own
+// deliveries, and a row that fails fails only its own write.
 
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { SignalTable } from '../db/index.ts';
-import { type Db, openDatabase } from '../db/index.ts';
+import { openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
+import type { Db, SignalTable } from '../db/index.ts';
 import { timeOrderedId } from '../ids.ts';
-import { SqliteDeliveryQueue } from '../webhooks/index.ts';
+import { PostgresDeliveryQueue, SqliteDeliveryQueue } from '../webhooks/index.ts';
 import { SignalOutbox } from './outbox.ts';
 
 const NOW = '2026-11-21T12:00:00.000Z';
@@ -34,14 +32,14 @@ function signal(tenant: string, id = timeOrderedId('sig')): SignalTable {
 }
 
 describe('SignalOutbox', () => {
-  let dir: string;
+  let test: TestDatabase;
   let db: Db;
   let outbox: SignalOutbox;
 
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'guard-outbox-'));
-    db = await openDatabase(dir);
-    outbox = new SignalOutbox(new SqliteDeliveryQueue(db));
+    test = await openTestDatabase('outbox');
+    db = test.db;
+    outbox = new SignalOutbox(test.engine === 'postgres' ? new PostgresDeliveryQueue(db) : new SqliteDeliveryQueue(db));
     await db
       .insertInto('tenants')
       .values([
@@ -67,10 +65,7 @@ describe('SignalOutbox', () => {
       .values([endpoint('e1', 't1', 1), endpoint('e2', 't1', 1), endpoint('e3', 't1', 0), endpoint('e4', 't2', 1)])
       .execute();
   });
-  after(async () => {
-    await db.destroy();
-    await rm(dir, { recursive: true, force: true });
-  });
+  after(() => test.close());
 
   const deliveriesOf = (signalId: string) =>
     db

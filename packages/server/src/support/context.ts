@@ -10,10 +10,6 @@ export interface SupportContext {
   /** For the audit log (audit.ts). */
   db: Db;
   now: () => Date;
-  /** Base URL of presigned URLs. */
-  publicUrl: () => string;
-  /** HMAC key of presigned URLs (objects/presign.ts). */
-  presignKey: Buffer;
   maxBundleBytes: number;
   /** 0: no quota. */
   tenantQuotaBytes: number;

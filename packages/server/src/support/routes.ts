@@ -18,8 +18,6 @@ export const supportRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, dep
     store: deps.store,
     db: deps.db,
     now: deps.now,
-    publicUrl: deps.publicUrl,
-    presignKey: deps.masterKey.derive('presign'),
     maxBundleBytes: deps.config.maxBundleBytes,
     tenantQuotaBytes: deps.config.limits.tenantQuotaBytes,
     wakeInsights: deps.insights.wake,

@@ -28,15 +28,20 @@ import type {
 
 /**
  * Each endpoint's oldest due deliveries (one index seek per endpoint, at most the
- * per-endpoint limit each), oldest first.
+ * per-endpoint limit each), round-robin over the endpoints (each one's oldest, then each
+ * one's second oldest …), so that one endpoint's backlog never fills a claim that others'
+ * deliveries are waiting for; the same order as the PostgreSQL queue's.
  */
 const SQL_DUE = `
-  select d.id, d.endpoint_id from webhook_endpoints e
-  join webhook_deliveries d on d.id in (
-    select x.id from webhook_deliveries x
-    where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ?
-    order by x.next_attempt_at limit ?)
-  order by d.next_attempt_at
+  select id, endpoint_id from (
+    select d.id, d.endpoint_id, d.next_attempt_at,
+      row_number() over (partition by d.endpoint_id order by d.next_attempt_at) as turn
+    from webhook_endpoints e
+    join webhook_deliveries d on d.id in (
+      select x.id from webhook_deliveries x
+      where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ?
+      order by x.next_attempt_at limit ?))
+  order by turn, next_attempt_at
   limit ?`;
 /** Deliveries whose lease expired: a crashed or lost attempt. */
 const SQL_EXPIRED = `
@@ -104,6 +109,10 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
       }
       return claimed;
     });
+  }
+
+  async watch(): Promise<() => Promise<void>> {
+    return async () => {}; // one process owns the database: its own wake() is all there is
   }
 
   releaseAllLeases(): Promise<number> {
@@ -198,8 +207,10 @@ function insertSignal(sql: Statements, s: SignalTable, onlyEndpointId: string | 
           onlyEndpointId,
         );
   const ids: string[] = [];
+  // Ids are time-ordered by the signal's receipt: retention deletes by id range (retention.ts).
+  const receivedMs = Date.parse(s.received_at);
   for (const e of endpoints) {
-    const id = timeOrderedUuid();
+    const id = timeOrderedUuid(receivedMs);
     sql.run(
       `insert into webhook_deliveries (id, tenant_id, signal_id, endpoint_id, state, attempts, next_attempt_at, created_at)
        values (?, ?, ?, ?, 'pending', 0, ?, ?)`,
@@ -261,7 +272,7 @@ function insertAttempt(sql: Statements, o: AttemptOutcome, a: AttemptRecord): vo
   sql.run(
     `insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
        response_excerpt) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    timeOrderedUuid(),
+    timeOrderedUuid(Date.parse(a.startedAt)),
     o.delivery.id,
     o.delivery.tenant_id,
     a.attempt,

@@ -1,41 +1,32 @@
-// The delivery queue's contract, run against each engine's implementation (today SQLite;
-// PostgreSQL joins the list): the outbox, the claim with its lease, the release of leases, and
-// the recording of outcomes that a policy decided. The policy here is a stand-in, so these
-// tests see only what the queue writes; outcome-policy.test.ts tests the decisions.
+// The delivery queue's contract, run against each engine's implementation: the outbox, the
+// claim with its lease, the release of leases, and the recording of outcomes that a policy
+// decided. The policy here is a stand-in, so these tests see only what the queue writes;
+// outcome-policy.test.ts tests the decisions. The engine is this run's (`npm test` runs the
+// suite once on SQLite and once on PostgreSQL: test/test-database.ts); tests of what only a
+// database shared by replicas must do (claims of two processes at once, NOTIFY) run on
+// PostgreSQL only.
 
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { SignalTable } from '../db/index.ts';
-import { type Db, openDatabase } from '../db/index.ts';
+import { openTestDatabase, TEST_ENGINE, type TestDatabase } from '../../test/test-database.ts';
+import type { Db, SignalTable } from '../db/index.ts';
 import { timeOrderedId } from '../ids.ts';
-import type { DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
+import type { ClaimedDelivery, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
+import { PostgresDeliveryQueue } from './delivery-queue-postgres.ts';
 import { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
 
 interface Engine {
   name: string;
-  open(): Promise<{ db: Db; queue: DeliveryQueue; close(): Promise<void> }>;
+  /** Several processes claim from it at once. */
+  shared: boolean;
+  queueOf(db: Db): DeliveryQueue;
 }
 
 const ENGINES: Engine[] = [
-  {
-    name: 'SQLite',
-    async open() {
-      const dir = await mkdtemp(join(tmpdir(), 'guard-queue-'));
-      const db = await openDatabase(dir);
-      return {
-        db,
-        queue: new SqliteDeliveryQueue(db),
-        async close() {
-          await db.destroy();
-          await rm(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
+  TEST_ENGINE === 'postgres'
+    ? { name: 'PostgreSQL', shared: true, queueOf: (db) => new PostgresDeliveryQueue(db) }
+    : { name: 'SQLite', shared: false, queueOf: (db) => new SqliteDeliveryQueue(db) },
 ];
 
 const T0 = new Date('2026-11-21T12:00:00.000Z');
@@ -87,12 +78,14 @@ function retry(o: AttemptOutcome, retryAt: Date): OutcomeDecision {
 
 for (const engine of ENGINES) {
   describe(`DeliveryQueue on ${engine.name}`, () => {
+    let test: TestDatabase;
     let db: Db;
     let queue: DeliveryQueue;
-    let close: () => Promise<void>;
 
     beforeEach(async () => {
-      ({ db, queue, close } = await engine.open());
+      test = await openTestDatabase('queue');
+      db = test.db;
+      queue = engine.queueOf(db);
       await db
         .insertInto('tenants')
         .values([
@@ -118,7 +111,7 @@ for (const engine of ENGINES) {
         .values([endpoint('e1', 't1', 1), endpoint('e2', 't1', 1), endpoint('e3', 't1', 0), endpoint('e4', 't2', 1)])
         .execute();
     });
-    afterEach(() => close());
+    afterEach(() => test.close());
 
     const enqueue = async (s: SignalTable, onlyEndpointId?: string) => {
       const [r] = await queue.enqueue([{ signal: s, onlyEndpointId }]);
@@ -127,8 +120,15 @@ for (const engine of ENGINES) {
     };
     const deliveries = () =>
       db.selectFrom('webhook_deliveries').selectAll().orderBy('endpoint_id').orderBy('created_at').execute();
-    const claim = (now: Date, limit = 100, perEndpoint = 16, busy = new Map<string, number>()) =>
-      queue.claim({ now, leaseMs: LEASE_MS, limit, perEndpoint, busy });
+    const claim = (
+      now: Date,
+      limit = 100,
+      perEndpoint = 16,
+      busy = new Map<string, number>(),
+      settling = new Map<string, number>(),
+    ) => queue.claim({ now, leaseMs: LEASE_MS, limit, perEndpoint, busy, settling });
+    const byEndpoint = (claimed: { delivery: { endpoint_id: string } }[]) =>
+      claimed.map((c) => c.delivery.endpoint_id).sort();
     const outcomeOf = (d: { id: string; endpoint_id: string; tenant_id: string }, attempt = 1): AttemptOutcome => ({
       delivery: d,
       attempt,
@@ -205,21 +205,70 @@ for (const engine of ENGINES) {
         );
       });
 
-      it('takes at most `limit` in all and `perEndpoint` per endpoint, counting what is busy', async () => {
+      it('takes at most `limit` in all and `perEndpoint` per endpoint', async () => {
         for (let i = 0; i < 5; i++) await enqueue(signal('t1', at(-i)));
         assert.equal((await claim(T0, 3)).length, 3);
         await queue.releaseAllLeases();
-        const byEndpoint = (claimed: { delivery: { endpoint_id: string } }[]) =>
-          claimed.map((c) => c.delivery.endpoint_id).sort();
         assert.deepEqual(byEndpoint(await claim(T0, 100, 2)), ['e1', 'e1', 'e2', 'e2']);
-        await queue.releaseAllLeases();
+      });
+
+      if (!engine.shared)
+        it('counts the attempts this process has in flight against `perEndpoint`', async () => {
+          for (let i = 0; i < 5; i++) await enqueue(signal('t1', at(-i)));
+          assert.deepEqual(
+            byEndpoint(await claim(T0, 100, 2, new Map([['e1', 1]]))),
+            ['e1', 'e2', 'e2'],
+            'e1 has one in flight already',
+          );
+          await queue.releaseAllLeases();
+          assert.deepEqual(byEndpoint(await claim(T0, 100, 2, new Map([['e1', 2]]))), ['e2', 'e2']);
+        });
+
+      if (engine.shared)
+        it('counts every live lease of the endpoint in the table (any replica’s) against `perEndpoint`, less its own settling ones', async () => {
+          for (let i = 0; i < 5; i++) await enqueue(signal('t1', at(-i)));
+          const other = engine.queueOf(await test.openAnother());
+          const held = await other.claim({
+            now: T0,
+            leaseMs: LEASE_MS,
+            limit: 1,
+            perEndpoint: 1,
+            busy: new Map(),
+            settling: new Map(),
+          });
+          assert.equal(held.length, 1, 'another replica holds one lease');
+          const heldBy = held[0].delivery.endpoint_id;
+          const mine = await claim(T0, 100, 2, new Map([[heldBy, 2]]));
+          assert.equal(
+            mine.filter((c) => c.delivery.endpoint_id === heldBy).length,
+            1,
+            'the busy map is not the measure',
+          );
+          assert.equal(mine.length, 3);
+          await queue.releaseAllLeases();
+          await other.claim({
+            now: T0,
+            leaseMs: LEASE_MS,
+            limit: 2,
+            perEndpoint: 1,
+            busy: new Map(),
+            settling: new Map(),
+          });
+          // e1 and e2 each have one live lease; this process says e1's ended (its outcome not yet written).
+          assert.deepEqual(byEndpoint(await claim(T0, 100, 2, new Map(), new Map([['e1', 1]]))), ['e1', 'e1', 'e2']);
+          // Expired leases are no longer busy: every delivery is claimable again.
+          assert.equal((await claim(at(LEASE_MS + 1), 100, 5)).length, 10);
+        });
+
+      it('serves endpoints round-robin: one endpoint’s older backlog does not fill a claim others wait in', async () => {
+        for (let i = 0; i < 10; i++) await enqueue(signal('t1', at(-10_000 + i)), 'e1');
+        await enqueue(signal('t1', at(-1)), 'e2');
+        const claimed = await claim(T0, 3, 16);
         assert.deepEqual(
-          byEndpoint(await claim(T0, 100, 2, new Map([['e1', 1]]))),
-          ['e1', 'e2', 'e2'],
-          'e1 has one in flight already',
+          claimed.map((c) => c.delivery.endpoint_id),
+          ['e1', 'e2', 'e1'],
+          'each endpoint’s oldest first, then the second oldest',
         );
-        await queue.releaseAllLeases();
-        assert.deepEqual(byEndpoint(await claim(T0, 100, 2, new Map([['e1', 2]]))), ['e2', 'e2']);
       });
 
       it('takes back a delivery whose lease expired (a crashed attempt), with the same id', async () => {
@@ -333,21 +382,29 @@ for (const engine of ENGINES) {
         const streaks = ['2026-01-01T00:00:00.000Z', null, undefined];
         const policy: OutcomePolicy = (o, health) => {
           seen.push([o.delivery.endpoint_id, health]);
+          const nth = seen.filter(([id]) => id === 'e1').length - 1;
           return {
             ...retry(o, at(1000)),
-            failingSince: o.delivery.endpoint_id === 'e1' ? streaks[seen.length - 1] : undefined,
+            failingSince: o.delivery.endpoint_id === 'e1' ? streaks[nth] : undefined,
           };
         };
         await queue.recordOutcomes(
           claimed.map((c) => outcomeOf(c.delivery)),
           policy,
         );
-        assert.deepEqual(seen, [
-          ['e1', { enabled: true, failingSince: null }],
-          ['e1', { enabled: true, failingSince: '2026-01-01T00:00:00.000Z' }],
-          ['e1', { enabled: true, failingSince: null }],
-          ['e4', { enabled: false, failingSince: null }],
-        ]);
+        // In claim order, which interleaves endpoints; each endpoint's health evolves by itself.
+        assert.deepEqual(
+          seen.filter(([id]) => id === 'e1'),
+          [
+            ['e1', { enabled: true, failingSince: null }],
+            ['e1', { enabled: true, failingSince: '2026-01-01T00:00:00.000Z' }],
+            ['e1', { enabled: true, failingSince: null }],
+          ],
+        );
+        assert.deepEqual(
+          seen.filter(([id]) => id === 'e4'),
+          [['e4', { enabled: false, failingSince: null }]],
+        );
         const e1 = await db
           .selectFrom('webhook_endpoints')
           .selectAll()
@@ -421,5 +478,82 @@ for (const engine of ENGINES) {
         assert.equal(e2?.state, 'pending', 'other endpoints keep their retries');
       });
     });
+
+    if (engine.shared)
+      describe('shared by replicas', () => {
+        const claimOf = (q: DeliveryQueue, limit: number, perEndpoint: number) =>
+          q.claim({ now: T0, leaseMs: LEASE_MS, limit, perEndpoint, busy: new Map(), settling: new Map() });
+
+        it('claims of several replicas at once never take one delivery twice nor pass the per-endpoint limit together', async () => {
+          for (let i = 0; i < 60; i++) await enqueue(signal('t1', at(-i)));
+          const replicas = [
+            queue,
+            ...(await Promise.all([1, 2, 3].map(async () => engine.queueOf(await test.openAnother())))),
+          ];
+          const rounds: ClaimedDelivery[][] = [];
+          for (let round = 0; round < 3; round++)
+            rounds.push(...(await Promise.all(replicas.flatMap((r) => [claimOf(r, 5, 4), claimOf(r, 5, 4)]))));
+          const all = rounds.flat();
+          assert.equal(new Set(all.map((c) => c.delivery.id)).size, all.length, 'a delivery was claimed twice');
+          assert.deepEqual(byEndpoint(all), ['e1', 'e1', 'e1', 'e1', 'e2', 'e2', 'e2', 'e2']);
+          const leased = await db
+            .selectFrom('webhook_deliveries')
+            .select(['endpoint_id', (e) => e.fn.countAll<number>().as('n')])
+            .where('state', '=', 'delivering')
+            .groupBy('endpoint_id')
+            .orderBy('endpoint_id')
+            .execute();
+          assert.deepEqual(
+            leased.map((r) => [r.endpoint_id, r.n]),
+            [
+              ['e1', 4],
+              ['e2', 4],
+            ],
+            'counts come back as numbers',
+          );
+        });
+
+        it('skips deliveries another transaction holds locked (FOR UPDATE SKIP LOCKED) instead of waiting', async () => {
+          const [locked] = await enqueue(signal('t1', at(-5)), 'e1');
+          const [free] = await enqueue(signal('t1', at(-1)), 'e1');
+          const other = await test.openAnother();
+          let release = () => {};
+          const holding = other.transaction().execute(async (trx) => {
+            await trx.selectFrom('webhook_deliveries').select('id').where('id', '=', locked).forUpdate().execute();
+            await new Promise<void>((r) => {
+              release = r;
+            });
+          });
+          await new Promise((r) => setTimeout(r, 50));
+          const t = performance.now();
+          const claimed = await claim(T0).finally(() => setTimeout(() => release(), 3000));
+          assert.ok(performance.now() - t < 2000, 'the claim waited for the lock');
+          assert.deepEqual(
+            claimed.map((c) => c.delivery.id),
+            [free],
+          );
+          release();
+          await holding;
+          assert.deepEqual(
+            (await claim(T0)).map((c) => c.delivery.id),
+            [locked],
+          );
+        });
+
+        it('wakes the watchers of other replicas when an enqueue commits (LISTEN/NOTIFY)', async () => {
+          const other = engine.queueOf(await test.openAnother());
+          let woken = 0;
+          const stop = await other.watch(() => woken++);
+          try {
+            const before = woken;
+            await enqueue(signal('t1'));
+            const deadline = Date.now() + 5000;
+            while (woken === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+            assert.ok(woken > before, 'no NOTIFY arrived');
+          } finally {
+            await stop();
+          }
+        });
+      });
   });
 }

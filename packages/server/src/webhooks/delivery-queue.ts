@@ -1,5 +1,5 @@
 // The delivery queue: the persistent side of webhook delivery, one interface with one
-// implementation per database engine (delivery-queue-sqlite.ts; PostgreSQL beside it), so
+// implementation per database engine (delivery-queue-sqlite.ts, delivery-queue-postgres.ts), so
 // that the worker (worker.ts) and the outbox (signals/outbox.ts) never see SQL.
 //
 // Invariants every implementation keeps (DESIGN §5, at-least-once):
@@ -34,10 +34,17 @@ export interface ClaimRequest {
   /** At most this many deliveries per endpoint, counting `busy`. */
   perEndpoint: number;
   /**
-   * Attempts in flight per endpoint id in the claiming process. (An engine shared by several
-   * processes adds the leases the others hold.)
+   * Attempts in flight per endpoint id in the claiming process: what an engine with one owner
+   * (SQLite) counts against `perEndpoint`.
    */
   busy: ReadonlyMap<string, number>;
+  /**
+   * Attempts of the claiming process that have ended but whose outcome is not written yet, per
+   * endpoint id: their rows are still leased. An engine shared by several processes
+   * (PostgreSQL) counts every live lease of the endpoint in the table, whoever holds it, less
+   * these. The caller must not record outcomes while a claim runs (the count would go stale).
+   */
+  settling: ReadonlyMap<string, number>;
 }
 
 /** The endpoint columns an attempt needs; the secret and header values still sealed. */
@@ -84,9 +91,17 @@ export interface DeliveryQueue {
 
   /**
    * Releases every lease at once (an embedded database with one owner, at start: the leases of
-   * a crashed run need not be waited out). Returns how many were released.
+   * a crashed run need not be waited out). Returns how many were released. Never on a database
+   * that replicas share: the others hold live leases.
    */
   releaseAllLeases(): Promise<number>;
+
+  /**
+   * Calls `onWork` when another process may have made work due (PostgreSQL: LISTEN on the
+   * channel enqueue NOTIFYs); a no-op where one process owns the queue. Resolves once
+   * listening; the function it resolves to stops.
+   */
+  watch(onWork: () => void): Promise<() => Promise<void>>;
 
   /**
    * Records a batch of outcomes in one transaction: per outcome, the policy's decision on the

@@ -8,7 +8,7 @@
 // rows an earlier release wrote, a JSON object in clear (`{…}`): the first character tells
 // them apart, so both read correctly until sealPlaintextHeaders has rewritten the old rows.
 
-import { type Db, withStatements } from '../db/index.ts';
+import { type Db, engineOf, withStatements } from '../db/index.ts';
 import { open, seal } from './secret-box.ts';
 
 /** What members read instead of a value; no stored value can equal it (values are Latin-1). */
@@ -37,7 +37,25 @@ export function maskHeaders(headers: Record<string, string>): Record<string, str
  * With secure_delete the old text is zeroed in the database pages, and the WAL that still
  * holds it is checkpointed and truncated, so no copy of it stays in the data dir.
  */
-export function sealPlaintextHeaders(db: Db, key: Buffer): Promise<number> {
+export async function sealPlaintextHeaders(db: Db, key: Buffer): Promise<number> {
+  if (engineOf(db) === 'postgres') {
+    // No release stored them in clear on PostgreSQL; rows copied over from one are sealed the same way.
+    return db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .selectFrom('webhook_endpoints')
+        .select(['id', 'headers'])
+        .where('headers', 'like', '{%')
+        .execute();
+      for (const row of rows)
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({ headers: sealHeaders(key, row.id, JSON.parse(row.headers) as Record<string, string>) })
+          .where('id', '=', row.id)
+          .where('headers', '=', row.headers)
+          .execute();
+      return rows.length;
+    });
+  }
   return withStatements(db, (sql) => {
     const rows = sql.all<{ id: string; headers: string }>(
       "select id, headers from webhook_endpoints where headers like '{%'",

@@ -2,55 +2,41 @@
 // create and on every edit.
 
 import { isIP } from 'node:net';
+import {
+  endpointUrlProblem,
+  HEADER_VALUE_MAX_LENGTH,
+  HEADERS_MAX_COUNT,
+  HEADERS_MAX_TOTAL_BYTES,
+  headerNameProblem,
+  headerValueProblem,
+  URL_MAX_LENGTH,
+  type UrlProblem,
+} from '@guard/contract/endpoint-rules';
 import { ALLOW_PRIVATE_HINT, blockedReason } from './ssrf.ts';
 
-export const URL_MAX_LENGTH = 2048;
-export const NAME_MAX_LENGTH = 100;
-export const HEADERS_MAX_COUNT = 20;
-export const HEADER_NAME_MAX_LENGTH = 100;
-export const HEADER_VALUE_MAX_LENGTH = 4096;
-export const HEADERS_MAX_TOTAL_BYTES = 16 * 1024;
+export {
+  HEADER_NAME_MAX_LENGTH,
+  HEADER_VALUE_MAX_LENGTH,
+  HEADERS_MAX_COUNT,
+  HEADERS_MAX_TOTAL_BYTES,
+  NAME_MAX_LENGTH,
+  URL_MAX_LENGTH,
+} from '@guard/contract/endpoint-rules';
 
-/** Headers the delivery sets itself or that belong to the transport. */
-const RESERVED = new Set([
-  'content-type',
-  'user-agent',
-  'host',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'keep-alive',
-  'upgrade',
-  'te',
-  'trailer',
-  'proxy-authorization',
-  'expect',
-]);
-/** RFC 7230 token characters. */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const URL_MESSAGES: Record<UrlProblem, string> = {
+  too_long: `url must be at most ${URL_MAX_LENGTH} characters`,
+  not_absolute: 'url must be an absolute URL',
+  plain_http: 'url must use https:// (plain http:// is refused: deliveries carry signed security data)',
+  not_https: 'url must use https://',
+  credentials: 'url must not contain credentials: use a custom Authorization header instead',
+  fragment: 'url must not contain a #fragment',
+  no_host: 'url must name a host',
+  bad_host: 'url host is not a valid hostname',
+};
 
 export function validateEndpointUrl(raw: string): string | undefined {
-  if (raw.length > URL_MAX_LENGTH) return `url must be at most ${URL_MAX_LENGTH} characters`;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return 'url must be an absolute URL';
-  }
-  if (url.protocol === 'http:')
-    return 'url must use https:// (plain http:// is refused: deliveries carry signed security data)';
-  if (url.protocol !== 'https:') return 'url must use https://';
-  if (url.username || url.password)
-    return 'url must not contain credentials: use a custom Authorization header instead';
-  if (url.hash) return 'url must not contain a #fragment';
-  if (!url.hostname) return 'url must name a host';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (
-    !isIP(host) &&
-    !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i.test(host)
-  )
-    return 'url host is not a valid hostname';
-  return undefined;
+  const problem = endpointUrlProblem(raw);
+  return problem && URL_MESSAGES[problem];
 }
 
 /**
@@ -71,22 +57,26 @@ export function validateHeaders(headers: Record<string, unknown>): string | unde
   const entries = Object.entries(headers);
   if (entries.length > HEADERS_MAX_COUNT) return `at most ${HEADERS_MAX_COUNT} custom headers`;
   let total = 0;
-  const seen = new Set<string>();
+  const seen: string[] = [];
   for (const [name, value] of entries) {
-    const lower = name.toLowerCase();
-    if (name.length === 0 || name.length > HEADER_NAME_MAX_LENGTH || !TOKEN.test(name))
-      return `header name ${JSON.stringify(name.slice(0, 120))} is not a valid HTTP header name`;
-    if (RESERVED.has(lower) || lower.startsWith('guard-'))
-      return `header ${name} is set by Guard and cannot be overridden`;
-    if (seen.has(lower)) return `header ${name} is given twice`;
-    seen.add(lower);
-    if (typeof value !== 'string') return `header ${name} must have a string value`;
-    if (value.length > HEADER_VALUE_MAX_LENGTH)
-      return `header ${name} value is longer than ${HEADER_VALUE_MAX_LENGTH} characters`;
-    // Visible ASCII, space and tab only: no CR/LF (header injection), no NUL, no other controls.
-    if (!/^[\t\x20-\x7e\x80-\xff]*$/.test(value) || /[\r\n\0]/.test(value))
-      return `header ${name} value contains control characters`;
-    total += name.length + value.length;
+    switch (headerNameProblem(name, seen)) {
+      case 'invalid_name':
+        return `header name ${JSON.stringify(name.slice(0, 120))} is not a valid HTTP header name`;
+      case 'reserved':
+        return `header ${name} is set by Guard and cannot be overridden`;
+      case 'duplicate':
+        return `header ${name} is given twice`;
+    }
+    seen.push(name);
+    switch (headerValueProblem(value)) {
+      case 'not_text':
+        return `header ${name} must have a string value`;
+      case 'too_long':
+        return `header ${name} value is longer than ${HEADER_VALUE_MAX_LENGTH} characters`;
+      case 'control_characters':
+        return `header ${name} value contains control characters`;
+    }
+    total += name.length + (value as string).length;
   }
   if (total > HEADERS_MAX_TOTAL_BYTES) return `custom headers are larger than ${HEADERS_MAX_TOTAL_BYTES} bytes in all`;
   return undefined;

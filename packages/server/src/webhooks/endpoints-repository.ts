@@ -1,7 +1,7 @@
 // A tenant's webhook endpoints, as stored: the secret and the custom headers are sealed
 // (secret-box.ts, endpoint-headers.ts) by the caller before they reach this module.
 
-import type { Db, WebhookEndpointTable } from '../db/index.ts';
+import { type Db, engineOf, type WebhookEndpointTable } from '../db/index.ts';
 
 export type EndpointChanges = Partial<Omit<WebhookEndpointTable, 'id' | 'tenant_id' | 'secret_sealed' | 'created_at'>>;
 
@@ -66,15 +66,20 @@ export class EndpointsRepository {
     });
   }
 
-  /** Deletes the endpoint with its deliveries and their attempts; false when the tenant has no such endpoint. */
+  /**
+   * Deletes the endpoint with its deliveries and their attempts; false when the tenant has no
+   * such endpoint. On PostgreSQL the endpoint's row is locked first, the order in which the
+   * delivery queue locks an endpoint and then its deliveries (no deadlock with a replica
+   * recording outcomes meanwhile).
+   */
   async delete(tenantId: string, id: string): Promise<boolean> {
     return this.#db.transaction().execute(async (trx) => {
-      const endpoint = await trx
+      const query = trx
         .selectFrom('webhook_endpoints')
         .select('id')
         .where('id', '=', id)
-        .where('tenant_id', '=', tenantId)
-        .executeTakeFirst();
+        .where('tenant_id', '=', tenantId);
+      const endpoint = await (engineOf(trx) === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
       if (!endpoint) return false;
       const deliveryIds = trx.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', id);
       await trx.deleteFrom('webhook_attempts').where('delivery_id', 'in', deliveryIds).execute();

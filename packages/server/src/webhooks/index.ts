@@ -1,9 +1,13 @@
 // Webhooks: the endpoints API, and the delivery machinery (worker, HTTP client, metrics)
 // that server.ts wires up.
+
+export { ensurePartitions } from './delivery-partitions-postgres.ts';
 export type { DeliveryQueue, EnqueueResult, OutboxEntry } from './delivery-queue.ts';
+export { PostgresDeliveryQueue } from './delivery-queue-postgres.ts';
 export { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
 export { sealPlaintextHeaders } from './endpoint-headers.ts';
 export { createDeliveryAgent } from './http-client.ts';
 export { createMetrics, type WebhookMetrics } from './metrics.ts';
+export { pruneDeliveries } from './retention.ts';
 export { webhookRoutes } from './routes.ts';
 export { DeliveryWorker } from './worker.ts';

@@ -87,6 +87,11 @@ export class DeliveryWorker {
   private readonly deps: WorkerDeps;
   private readonly options: WorkerOptions;
   private readonly inflightByEndpoint = new Map<string, number>();
+  /** Attempts that ended, per endpoint, whose outcome is not written yet: their rows are still leased. */
+  private readonly settlingByEndpoint = new Map<string, number>();
+  /** Claims and outcome writes take turns (ClaimRequest.settling must not go stale during a claim). */
+  private dbTurn: Promise<unknown> = Promise.resolve();
+  private stopWatching: (() => Promise<void>) | undefined;
   private inflight = 0;
   private running = false;
   private ticking = false;
@@ -105,18 +110,23 @@ export class DeliveryWorker {
   }
 
   /**
-   * Starts polling. With the embedded SQLite database one process owns the data, so leases
-   * held by a previous (crashed) run are released at once instead of waiting them out.
+   * Starts polling, and listening for work other processes made (the queue's watch). With the
+   * embedded SQLite database one process owns the data, so leases held by a previous
+   * (crashed) run are released at once instead of waiting them out; on a database that
+   * replicas share they are waited out (`releaseLeases: false`).
    */
   async start(options: { releaseLeases: boolean }): Promise<void> {
     if (options.releaseLeases) await this.deps.queue.releaseAllLeases();
     this.running = true;
+    this.stopWatching = await this.deps.queue.watch(() => this.wake());
     this.wake();
   }
 
   /** Stops claiming, waits for attempts in flight and writes their outcomes. */
   async stop(): Promise<void> {
     this.running = false;
+    await this.stopWatching?.();
+    this.stopWatching = undefined;
     if (this.timer) clearTimeout(this.timer);
     if (this.woken) clearImmediate(this.woken);
     if (this.inflight > 0) await new Promise<void>((resolve) => this.idle.add(resolve));
@@ -175,16 +185,19 @@ export class DeliveryWorker {
   private async claim(): Promise<ClaimedDelivery[]> {
     const free = this.options.concurrency - this.inflight;
     if (free <= 0) return [];
-    const claimed = await this.deps.queue.claim({
-      now: this.deps.now(),
-      leaseMs: this.options.leaseMs,
-      limit: free,
-      perEndpoint: this.options.perEndpointConcurrency,
-      busy: this.inflightByEndpoint,
-    });
+    const claimed = await this.takeTurn(() =>
+      this.deps.queue.claim({
+        now: this.deps.now(),
+        leaseMs: this.options.leaseMs,
+        limit: free,
+        perEndpoint: this.options.perEndpointConcurrency,
+        busy: this.inflightByEndpoint,
+        settling: this.settlingByEndpoint,
+      }),
+    );
     for (const { delivery } of claimed) {
       this.inflight++;
-      this.inflightByEndpoint.set(delivery.endpoint_id, (this.inflightByEndpoint.get(delivery.endpoint_id) ?? 0) + 1);
+      adjust(this.inflightByEndpoint, delivery.endpoint_id, 1);
     }
     return claimed;
   }
@@ -244,6 +257,7 @@ export class DeliveryWorker {
    */
   private queueOutcome(outcome: AttemptOutcome): void {
     this.outcomes.push(outcome);
+    adjust(this.settlingByEndpoint, outcome.delivery.endpoint_id, 1);
     this.release(outcome.delivery.endpoint_id);
     if (this.outcomes.length >= OUTCOME_BATCH_MAX) void this.flushOutcomes();
     else if (!this.flushTimer) this.flushTimer = setTimeout(() => void this.flushOutcomes(), OUTCOME_FLUSH_MS);
@@ -263,7 +277,14 @@ export class DeliveryWorker {
       const { random } = this.deps;
       const policy: OutcomePolicy = (outcome, endpoint) => decideOutcome(outcome, endpoint, this.options, now, random);
       try {
-        const { decisions, disabled } = await this.deps.queue.recordOutcomes(batch, policy);
+        const { decisions, disabled } = await this.takeTurn(async () => {
+          try {
+            return await this.deps.queue.recordOutcomes(batch, policy);
+          } finally {
+            // Written, or left leased until the lease runs out: either way the table says so now.
+            for (const o of batch) adjust(this.settlingByEndpoint, o.delivery.endpoint_id, -1);
+          }
+        });
         for (const d of decisions) if (d) this.deps.metrics.deliveries.inc({ outcome: d.outcome });
         // Only failures log (never the secret, header values, body or response): the hot path stays silent.
         for (const [i, d] of decisions.entries()) {
@@ -285,11 +306,16 @@ export class DeliveryWorker {
     return this.flushing;
   }
 
+  /** Runs a claim or an outcome write once the one before it is done. */
+  private takeTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const turn = this.dbTurn.then(fn);
+    this.dbTurn = turn.catch(() => {});
+    return turn;
+  }
+
   private release(endpointId: string): void {
     this.inflight--;
-    const n = (this.inflightByEndpoint.get(endpointId) ?? 1) - 1;
-    if (n <= 0) this.inflightByEndpoint.delete(endpointId);
-    else this.inflightByEndpoint.set(endpointId, n);
+    adjust(this.inflightByEndpoint, endpointId, -1);
     if (this.inflight === 0) {
       for (const resolve of this.idle) resolve();
       this.idle.clear();
@@ -315,6 +341,13 @@ export class DeliveryWorker {
     this.endpoints.set(id, fresh);
     return fresh;
   }
+}
+
+/** Adds `by` to a per-endpoint count; a count that reaches 0 leaves the map. */
+function adjust(counts: Map<string, number>, endpointId: string, by: number): void {
+  const n = (counts.get(endpointId) ?? 0) + by;
+  if (n <= 0) counts.delete(endpointId);
+  else counts.set(endpointId, n);
 }
 
 function failureLog(o: AttemptOutcome, d: OutcomeDecision): FailureLog {

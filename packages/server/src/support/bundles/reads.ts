@@ -47,13 +47,36 @@ export async function showBundle(ctx: SupportContext, user: UserPrincipal, id: s
   return { ...bundleSummary(row), object_key: row.object_key, manifest: JSON.parse(row.manifest) };
 }
 
-/** The bundle file, opened; 410 when the store no longer has it. */
+/** A presigned download URL lives this long: enough to follow the redirect, not to share it. */
+export const DOWNLOAD_URL_TTL_SECONDS = 60;
+export const BUNDLE_CONTENT_TYPE = 'application/zstd';
+
+/** The name a download is saved under: the agent's file name, made safe for a header. */
+export function downloadFilename(bundle: { filename: string }): string {
+  return bundle.filename.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+/**
+ * The bundle file: a short-lived URL of the store itself (S3: a presigned GET, answered with a
+ * redirect), or else the file opened for guard-server to stream; 410 when the store no longer
+ * has it. Audited either way, before anything is returned.
+ */
 export async function openBundleFile(
   ctx: SupportContext,
   user: UserPrincipal,
   id: string,
-): Promise<{ bundle: BundleWithHost; size: number; body: Readable }> {
+): Promise<{ bundle: BundleWithHost } & ({ redirect: string } | { size: number; body: Readable })> {
   const bundle = await findReadable(ctx, user, id);
+  const redirect = await ctx.store.downloadUrl(bundle.object_key, {
+    filename: downloadFilename(bundle),
+    contentType: BUNDLE_CONTENT_TYPE,
+    expiresInSeconds: DOWNLOAD_URL_TTL_SECONDS,
+    now: ctx.now(),
+  });
+  if (redirect !== undefined) {
+    await audit(ctx, user, 'bundle.download', bundle.id, bundle.tenant_id);
+    return { bundle, redirect };
+  }
   const object = await ctx.store.open(bundle.object_key);
   if (!object) throw new ApiError(410, 'object_gone', 'the bundle file is no longer in the object store');
   await audit(ctx, user, 'bundle.download', bundle.id, bundle.tenant_id);

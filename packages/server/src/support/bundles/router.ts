@@ -4,7 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireUser } from '../../auth/index.ts';
 import { ErrorResponses, IdParams } from '../../route-schemas.ts';
 import type { SupportContext } from '../context.ts';
-import { listBundles, openBundleFile, showBundle } from './reads.ts';
+import { BUNDLE_CONTENT_TYPE, downloadFilename, listBundles, openBundleFile, showBundle } from './reads.ts';
 import { BundleDetail, BundleList, BundleListQuery } from './schemas.ts';
 
 const READERS = ['support', 'admin', 'member'] as const;
@@ -38,16 +38,22 @@ export const bundleRoutes: FastifyPluginAsyncTypebox<SupportContext> = async (ap
 
   app.get(
     '/v1/support/bundles/:id/download',
-    { schema: { tags: ['support bundles'], summary: 'Download a bundle file (audited)', params: IdParams } },
+    {
+      schema: {
+        tags: ['support bundles'],
+        summary: 'Download a bundle file (audited); with an S3 store, a redirect to a presigned GET valid 60 s',
+        params: IdParams,
+      },
+    },
     async (req, reply) => {
-      const { bundle, size, body } = await openBundleFile(ctx, requireUser(req, READERS), req.params.id);
-      const name = bundle.filename.replace(/[^A-Za-z0-9._-]/g, '_');
+      const file = await openBundleFile(ctx, requireUser(req, READERS), req.params.id);
+      reply.header('x-content-sha256', file.bundle.sha256).header('cache-control', 'no-store');
+      if ('redirect' in file) return reply.redirect(file.redirect, 302);
       return reply
-        .header('content-type', 'application/zstd')
-        .header('content-length', size)
-        .header('content-disposition', `attachment; filename="${name}"`)
-        .header('x-content-sha256', bundle.sha256)
-        .send(body);
+        .header('content-type', BUNDLE_CONTENT_TYPE)
+        .header('content-length', file.size)
+        .header('content-disposition', `attachment; filename="${downloadFilename(file.bundle)}"`)
+        .send(file.body);
     },
   );
 };

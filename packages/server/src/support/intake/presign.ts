@@ -1,11 +1,12 @@
 // POST /v1/support/bundle/upload-url: a presigned PUT URL for one bundle, valid 15 minutes,
-// bound to the caller's tenant, the exact size and the SHA-256 (DESIGN §4).
+// bound to the caller's tenant, the exact size and the SHA-256 (DESIGN §4). The store makes
+// the URL: guard-server's own (embedded store) or S3's (an S3 store), with the headers the
+// PUT must carry.
 
 import { randomBytes } from 'node:crypto';
 import { PRESIGN_TTL_SECONDS, type UploadUrlRequest, type UploadUrlResponse } from '@guard/contract';
 import type { AgentPrincipal } from '../../auth/index.ts';
 import { ApiError } from '../../errors.ts';
-import { presignedUrl } from '../../objects/index.ts';
 import type { SupportContext } from '../context.ts';
 
 /** Object keys are ours: bundles/<tenant>/<date>/<random>.tar.zst; the filename is kept apart. */
@@ -43,18 +44,9 @@ export async function presignUpload(
       'quota_exceeded',
       `the tenant's bundles and uploads in progress hold ${reservation.heldBytes} of its ${quota} bytes; a bundle of ${body.size} bytes does not fit (ask the operator to raise --tenant-quota-bytes)`,
     );
-  const url = presignedUrl(ctx.publicUrl(), ctx.presignKey, {
-    method: 'PUT',
-    objectKey,
-    tenantId: agent.tenantId,
-    size: body.size,
-    sha256: body.sha256,
-    expires,
-  });
-  return {
-    url,
-    object_key: objectKey,
-    expires_at: new Date(expires * 1000).toISOString(),
-    headers: { 'content-type': 'application/octet-stream' },
-  };
+  const { url, headers } = await ctx.store.presignPut(
+    { objectKey, tenantId: agent.tenantId, size: body.size, sha256: body.sha256, expires },
+    now,
+  );
+  return { url, object_key: objectKey, expires_at: new Date(expires * 1000).toISOString(), headers };
 }

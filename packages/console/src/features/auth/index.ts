@@ -1,0 +1,8 @@
+// What other features and the app use of authentication.
+export { type Session, type SessionUser, useSession, useSignOut } from './api/session.ts';
+export { Gate } from './components/gate.tsx';
+export { PASSWORD_MIN, passwordProblem } from './password-rules.ts';
+export { can, homePath, type Permission, type Role } from './permissions.ts';
+export { SetPasswordPage } from './routes/set-password.tsx';
+export { SignInPage } from './routes/sign-in.tsx';
+export { UserContext, useCan, useUser } from './user-context.ts';

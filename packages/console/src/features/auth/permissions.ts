@@ -1,0 +1,26 @@
+// Who may see and do what in the console: the one table the navigation and every write
+// control read. The server enforces the same rules; this only hides what would be refused.
+
+export type Role = 'admin' | 'member' | 'support';
+
+const RULES = {
+  readSignals: ['admin', 'member'],
+  readServers: ['admin', 'member'],
+  manageEnrollment: ['admin'],
+  readBundles: ['admin', 'member', 'support'],
+  readAudit: ['admin', 'support'],
+  readWebhooks: ['admin', 'member'],
+  manageWebhooks: ['admin'],
+  manageUsers: ['admin'],
+} as const satisfies Record<string, readonly Role[]>;
+
+export type Permission = keyof typeof RULES;
+
+export function can(role: Role | undefined, permission: Permission): boolean {
+  return role !== undefined && (RULES[permission] as readonly Role[]).includes(role);
+}
+
+/** Where a role lands after signing in at the console's root. */
+export function homePath(role: Role): string {
+  return role === 'support' ? '/support/bundles' : '/signals';
+}

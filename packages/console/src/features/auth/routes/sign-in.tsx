@@ -1,0 +1,16 @@
+import { AuthCard } from '../components/auth-card.tsx';
+import { SignInForm } from '../components/sign-in-form.tsx';
+
+/** Shown in place of any console page while signed out; the URL stays, so it opens after. */
+export function SignInPage({ expired = false }: { expired?: boolean }) {
+  return (
+    <AuthCard title="Sign in to Guard">
+      {expired && (
+        <div className="notice info" role="status">
+          <p>Your session ended. Sign in again to continue where you were.</p>
+        </div>
+      )}
+      <SignInForm />
+    </AuthCard>
+  );
+}

@@ -1,0 +1,150 @@
+import { useParams } from 'react-router';
+import { Page } from '../../../components/page.tsx';
+import { BlockSkeleton, ErrorNotice } from '../../../components/query-states.tsx';
+import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
+import { formatBytes } from '../../../lib/bytes.ts';
+import { Gate } from '../../auth/index.ts';
+import { bundleDownloadUrl, useBundle } from '../api/bundles.ts';
+
+const BACK = { label: 'Back to the list', to: '/support/bundles' };
+
+function BundleDetail() {
+  const { bundleId = '' } = useParams();
+  const bundle = useBundle(bundleId);
+  if (bundle.isPending)
+    return (
+      <Page title="Bundle" back={BACK}>
+        <BlockSkeleton height="24rem" label="the bundle" />
+      </Page>
+    );
+  if (bundle.isError)
+    return (
+      <Page title="Bundle" back={BACK}>
+        <ErrorNotice error={bundle.error} what="this bundle" onRetry={() => bundle.refetch()} />
+      </Page>
+    );
+  const b = bundle.data;
+  const m = b.manifest;
+  const download = (
+    <a className="button primary" href={bundleDownloadUrl(b.bundle_id)} download={b.filename}>
+      Download bundle ({formatBytes(b.size)})
+    </a>
+  );
+  return (
+    <Page title={b.filename} back={BACK} actions={download} description={`From ${b.hostname}`}>
+      <section className="card" aria-labelledby="bundle-summary">
+        <h2 id="bundle-summary">Summary</h2>
+        <dl className="details">
+          <dt>Server</dt>
+          <dd>
+            {b.hostname} <span className="mono hint">{b.agent_id}</span>
+          </dd>
+          <dt>Tenant</dt>
+          <dd className="mono">{b.tenant_id}</dd>
+          <dt>Trigger</dt>
+          <dd className="mono">{m.trigger}</dd>
+          <dt>Agent version</dt>
+          <dd className="mono">{m.agent_version}</dd>
+          <dt>Bundle version</dt>
+          <dd className="mono">{m.bundle_version}</dd>
+          <dt>Collected</dt>
+          <dd>
+            <RelativeTime at={m.generated_at} />
+          </dd>
+          <dt>Uploaded</dt>
+          <dd>
+            <RelativeTime at={b.uploaded_at} />
+          </dd>
+          <dt>File SHA-256</dt>
+          <dd className="mono">{b.sha256}</dd>
+        </dl>
+      </section>
+
+      <section aria-labelledby="bundle-contents">
+        <h2 id="bundle-contents">Contents</h2>
+        <TableWrap>
+          <table>
+            <caption className="visually-hidden">Members of the bundle, with the size and SHA-256 stored</caption>
+            <thead>
+              <tr>
+                <th scope="col">Member</th>
+                <th scope="col">Size</th>
+                <th scope="col">SHA-256</th>
+                <th scope="col">Values masked</th>
+              </tr>
+            </thead>
+            <tbody>
+              {m.contents.map((c) => (
+                <tr key={c.name}>
+                  <td className="mono nowrap">{c.name}</td>
+                  <td className="nowrap">{formatBytes(c.size)}</td>
+                  <td className="mono wrap">{c.sha256}</td>
+                  <td>{m.redaction.members[c.name] ?? '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      </section>
+
+      <div className="card-grid">
+        <section className="card" aria-labelledby="bundle-trimmed">
+          <h2 id="bundle-trimmed">Trimmed segments</h2>
+          {m.trimmed_segments.length === 0 ? (
+            <p>None: every rotated log segment fitted under the 180 MiB cap.</p>
+          ) : (
+            <>
+              <p>Left out because the bundle would have gone over the 180 MiB cap:</p>
+              <ul>
+                {m.trimmed_segments.map((s) => (
+                  <li key={s} className="mono">
+                    {s}
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+        </section>
+        <section className="card" aria-labelledby="bundle-redaction">
+          <h2 id="bundle-redaction">Redaction</h2>
+          <p>
+            {m.redaction.values_masked} {m.redaction.values_masked === 1 ? 'value' : 'values'} masked in log attributes
+            whose key matches <code>{m.redaction.pattern}</code>
+            {m.redaction.extra_keys && m.redaction.extra_keys.length > 0 && (
+              <>
+                {' '}
+                and the extra keys <code>{m.redaction.extra_keys.join(', ')}</code>
+              </>
+            )}
+            . Host names, addresses and paths are not masked.
+          </p>
+        </section>
+        <section className="card" aria-labelledby="bundle-errors">
+          <h2 id="bundle-errors">Collection errors</h2>
+          {m.collection_errors.length === 0 ? (
+            <p>None: every source was collected.</p>
+          ) : (
+            <ul>
+              {m.collection_errors.map((e) => (
+                <li key={`${e.source}:${e.message}`}>
+                  <span className="mono">{e.source}</span>: {e.message}
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      </div>
+    </Page>
+  );
+}
+
+export function BundleDetailPage() {
+  return (
+    <Gate permission="readBundles">
+      <BundleDetail />
+    </Gate>
+  );
+}
+
+export default BundleDetailPage;

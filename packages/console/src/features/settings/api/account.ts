@@ -1,0 +1,49 @@
+// The signed-in user's own account: password, personal API tokens, sessions.
+
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../../lib/api-client.ts';
+
+export function useChangePassword() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: { current_password: string; new_password: string }) =>
+      unwrap(api.POST('/v1/me/password', { body })),
+    onSuccess: () => client.invalidateQueries({ queryKey: SESSIONS_KEY }),
+  });
+}
+
+const TOKENS_KEY = ['me', 'tokens'] as const;
+
+export function useApiTokens() {
+  return useQuery({ queryKey: TOKENS_KEY, queryFn: () => unwrap(api.GET('/v1/me/tokens')) });
+}
+
+export function useCreateApiToken() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: { name: string }) => unwrap(api.POST('/v1/me/tokens', { body })),
+    onSuccess: () => client.invalidateQueries({ queryKey: TOKENS_KEY }),
+  });
+}
+
+export function useRevokeApiToken() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (id: string) => unwrap(api.DELETE('/v1/me/tokens/{id}', { params: { path: { id } } })),
+    onSuccess: () => client.invalidateQueries({ queryKey: TOKENS_KEY }),
+  });
+}
+
+const SESSIONS_KEY = ['me', 'sessions'] as const;
+
+export function useSessions() {
+  return useQuery({ queryKey: SESSIONS_KEY, queryFn: () => unwrap(api.GET('/v1/me/sessions')) });
+}
+
+export function useRevokeSession() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (id: string) => unwrap(api.DELETE('/v1/me/sessions/{id}', { params: { path: { id } } })),
+    onSuccess: () => client.invalidateQueries({ queryKey: SESSIONS_KEY }),
+  });
+}

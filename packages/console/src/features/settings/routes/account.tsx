@@ -1,0 +1,18 @@
+import { Page } from '../../../components/page.tsx';
+import { useUser } from '../../auth/index.ts';
+import { ApiTokens } from '../components/api-tokens.tsx';
+import { ChangePassword } from '../components/change-password.tsx';
+import { Sessions } from '../components/sessions.tsx';
+
+export function AccountPage() {
+  const user = useUser();
+  return (
+    <Page title="Account" description={`Signed in as ${user.email} (${user.role}).`}>
+      <ChangePassword />
+      <ApiTokens />
+      <Sessions />
+    </Page>
+  );
+}
+
+export default AccountPage;

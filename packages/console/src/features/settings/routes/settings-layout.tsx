@@ -1,0 +1,34 @@
+import { NavLink, Outlet } from 'react-router';
+import { useCan } from '../../auth/index.ts';
+
+/** Settings: its own navigation (Integrations, Users, Account) beside the page. */
+export function SettingsLayout() {
+  const integrations = useCan('readWebhooks');
+  const users = useCan('manageUsers');
+  return (
+    <div className="settings">
+      <nav className="settings-nav" aria-label="Settings">
+        <ul>
+          {integrations && (
+            <li>
+              <NavLink to="/settings/integrations">Integrations</NavLink>
+            </li>
+          )}
+          {users && (
+            <li>
+              <NavLink to="/settings/users">Users</NavLink>
+            </li>
+          )}
+          <li>
+            <NavLink to="/settings/account">Account</NavLink>
+          </li>
+        </ul>
+      </nav>
+      <div>
+        <Outlet />
+      </div>
+    </div>
+  );
+}
+
+export default SettingsLayout;

@@ -1,0 +1,78 @@
+import { type FormEvent, useId } from 'react';
+import { type SignalFilters as Filters, useServerChoices } from '../api/signals.ts';
+import { SEVERITIES } from '../severity.ts';
+
+/** Filters of the signals list; applied on submit so typing does not fetch on each key. */
+export function SignalFilters({ value, onChange }: { value: Filters; onChange: (f: Filters) => void }) {
+  const id = useId();
+  const servers = useServerChoices().data?.servers ?? [];
+  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget);
+    const text = (name: string) => {
+      const v = String(form.get(name) ?? '').trim();
+      return v === '' ? undefined : v;
+    };
+    const day = (name: string, end: boolean) => {
+      const v = text(name);
+      return v && `${v}T${end ? '23:59:59.999' : '00:00:00.000'}Z`;
+    };
+    const severity = text('severity_min');
+    onChange({
+      severity_min: severity ? Number(severity) : undefined,
+      signal_type: text('signal_type'),
+      server_id: text('server_id'),
+      since: day('since', false),
+      until: day('until', true),
+    });
+  };
+  return (
+    <form className="filters" onSubmit={onSubmit} aria-label="Filter signals">
+      <div className="field">
+        <label htmlFor={`${id}-sev`}>Minimum severity</label>
+        <select id={`${id}-sev`} name="severity_min" defaultValue={value.severity_min ?? ''}>
+          <option value="">Any</option>
+          {SEVERITIES.map((s) => (
+            <option key={s.value} value={s.value}>
+              {s.label} ({s.value})
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field wide">
+        <label htmlFor={`${id}-type`}>Signal type</label>
+        <input
+          id={`${id}-type`}
+          name="signal_type"
+          defaultValue={value.signal_type}
+          placeholder="sudo_command_executed"
+        />
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-server`}>Server</label>
+        <select id={`${id}-server`} name="server_id" defaultValue={value.server_id ?? ''}>
+          <option value="">Any</option>
+          {value.server_id && !servers.some((s) => s.id === value.server_id) && (
+            <option value={value.server_id}>{value.server_id}</option>
+          )}
+          {servers.map((s) => (
+            <option key={s.id} value={s.id}>
+              {s.hostname}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-since`}>From (UTC)</label>
+        <input id={`${id}-since`} name="since" type="date" defaultValue={value.since?.slice(0, 10)} />
+      </div>
+      <div className="field">
+        <label htmlFor={`${id}-until`}>To (UTC)</label>
+        <input id={`${id}-until`} name="until" type="date" defaultValue={value.until?.slice(0, 10)} />
+      </div>
+      <button type="submit" className="button">
+        Apply filters
+      </button>
+    </form>
+  );
+}

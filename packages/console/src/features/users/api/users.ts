@@ -1,0 +1,40 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../../lib/api-client.ts';
+
+const USERS_KEY = ['users'] as const;
+export type UserRole = 'admin' | 'member';
+
+export function useUsers() {
+  return useQuery({ queryKey: USERS_KEY, queryFn: () => unwrap(api.GET('/v1/users')) });
+}
+
+export function useAddUser() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: { email: string; role: UserRole }) => unwrap(api.POST('/v1/users', { body })),
+    onSuccess: () => client.invalidateQueries({ queryKey: USERS_KEY }),
+  });
+}
+
+export function useChangeRole() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, role }: { id: string; role: UserRole }) =>
+      unwrap(api.PATCH('/v1/users/{id}', { params: { path: { id } }, body: { role } })),
+    onSettled: () => client.invalidateQueries({ queryKey: USERS_KEY }),
+  });
+}
+
+export function useRemoveUser() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (id: string) => unwrap(api.DELETE('/v1/users/{id}', { params: { path: { id } } })),
+    onSuccess: () => client.invalidateQueries({ queryKey: USERS_KEY }),
+  });
+}
+
+export function useNewPasswordLink() {
+  return useMutation({
+    mutationFn: (id: string) => unwrap(api.POST('/v1/users/{id}/password-link', { params: { path: { id } } })),
+  });
+}

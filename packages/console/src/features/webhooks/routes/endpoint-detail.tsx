@@ -1,0 +1,210 @@
+import { useEffect, useId, useState } from 'react';
+import { Link, useNavigate, useParams } from 'react-router';
+import { ConfirmAction } from '../../../components/confirm-action.tsx';
+import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../components/delivery-status.tsx';
+import { Page } from '../../../components/page.tsx';
+import { Pager } from '../../../components/pager.tsx';
+import {
+  BlockSkeleton,
+  EmptyState,
+  ErrorNotice,
+  TableSkeleton,
+  WriteError,
+} from '../../../components/query-states.tsx';
+import { RelativeTime } from '../../../components/relative-time.tsx';
+import { useKeysetPager } from '../../../lib/keyset-pager.ts';
+import { Gate, useCan } from '../../auth/index.ts';
+import { useDeliveries, useRedeliver } from '../api/deliveries.ts';
+import { useDeleteEndpoint, useEndpoint, useSendTestEvent, useUpdateEndpoint } from '../api/endpoints.ts';
+import { DeliveriesTable } from '../components/deliveries-table.tsx';
+import { SecretReveal } from '../components/secret-reveal.tsx';
+import { VerifySample } from '../components/verify-sample.tsx';
+import { forgetSecret, peekSecret } from '../secret-once.ts';
+
+const LIST = '/settings/integrations/webhooks';
+const BACK = { label: 'Back to the endpoints', to: LIST };
+
+/** The secret of an endpoint created a moment ago, held by this page until it is left. */
+function useSecretOnce(endpointId: string): [string | undefined, () => void] {
+  const [secret, setSecret] = useState(() => peekSecret(endpointId));
+  useEffect(() => () => forgetSecret(endpointId), [endpointId]);
+  return [
+    secret,
+    () => {
+      forgetSecret(endpointId);
+      setSecret(undefined);
+    },
+  ];
+}
+
+function Deliveries({ endpointId, canWrite }: { endpointId: string; canWrite: boolean }) {
+  const filterId = useId();
+  const [status, setStatus] = useState<DeliveryStatus>();
+  const pager = useKeysetPager();
+  const deliveries = useDeliveries(endpointId, status, pager.before);
+  const redeliver = useRedeliver(endpointId);
+  return (
+    <section aria-labelledby="deliveries-heading">
+      <div className="page-header">
+        <h2 id="deliveries-heading">Deliveries</h2>
+        <div className="filters">
+          <div className="field">
+            <label htmlFor={filterId}>Status</label>
+            <select
+              id={filterId}
+              value={status ?? ''}
+              onChange={(e) => {
+                pager.reset();
+                setStatus((e.target.value || undefined) as DeliveryStatus | undefined);
+              }}
+            >
+              <option value="">All</option>
+              {DELIVERY_STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </div>
+        </div>
+      </div>
+      <WriteError error={redeliver.error} />
+      {redeliver.isSuccess && (
+        <p className="notice ok" role="status">
+          Delivery queued again; its row updates when the attempt ends.
+        </p>
+      )}
+      {deliveries.isPending ? (
+        <TableSkeleton columns={7} rows={5} label="deliveries" />
+      ) : deliveries.isError ? (
+        <ErrorNotice error={deliveries.error} what="the deliveries" onRetry={() => deliveries.refetch()} />
+      ) : deliveries.data.deliveries.length === 0 ? (
+        <EmptyState title={status ? `No ${status} deliveries` : 'No deliveries yet'}>
+          <p>
+            {status
+              ? 'Pick another status, or All.'
+              : canWrite
+                ? 'Send a test event to check that your receiver answers, or wait for the next signal.'
+                : 'Deliveries appear here with the next signal.'}
+          </p>
+        </EmptyState>
+      ) : (
+        <>
+          <DeliveriesTable
+            deliveries={deliveries.data.deliveries}
+            canRedeliver={canWrite}
+            redelivering={redeliver.isPending ? redeliver.variables : undefined}
+            onRedeliver={(id) => redeliver.mutate(id)}
+          />
+          <Pager pager={pager} nextBefore={deliveries.data.next_before} label="Deliveries" />
+        </>
+      )}
+    </section>
+  );
+}
+
+function EndpointDetail() {
+  const { endpointId = '' } = useParams();
+  const endpoint = useEndpoint(endpointId);
+  const canWrite = useCan('manageWebhooks');
+  const [secret, dismissSecret] = useSecretOnce(endpointId);
+  const update = useUpdateEndpoint(endpointId);
+  const remove = useDeleteEndpoint(endpointId);
+  const test = useSendTestEvent(endpointId);
+  const navigate = useNavigate();
+
+  if (endpoint.isPending)
+    return (
+      <Page title="Endpoint" back={BACK}>
+        <BlockSkeleton height="12rem" label="the endpoint" />
+      </Page>
+    );
+  if (endpoint.isError)
+    return (
+      <Page title="Endpoint" back={BACK}>
+        <ErrorNotice error={endpoint.error} what="this endpoint" onRetry={() => endpoint.refetch()} />
+      </Page>
+    );
+  const e = endpoint.data;
+  const actions = canWrite && (
+    <>
+      <button type="button" className="button primary" disabled={test.isPending} onClick={() => test.mutate()}>
+        Send test event
+      </button>
+      <Link className="button" to="edit">
+        Edit
+      </Link>
+      <button
+        type="button"
+        className="button"
+        disabled={update.isPending}
+        onClick={() => update.mutate({ enabled: !e.enabled })}
+      >
+        {e.enabled ? 'Disable' : 'Enable'}
+      </button>
+      <ConfirmAction
+        label="Delete"
+        question={`Delete “${e.name}”? Guard stops sending to it at once, and its delivery history is deleted with it.`}
+        pending={remove.isPending}
+        onConfirm={() => remove.mutate(undefined, { onSuccess: () => navigate(LIST, { replace: true }) })}
+      />
+    </>
+  );
+  const headerNames = Object.keys(e.headers);
+  return (
+    <Page title={e.name} back={BACK} actions={actions}>
+      {secret && <SecretReveal secret={secret} onDone={dismissSecret} />}
+      <WriteError error={test.error ?? update.error ?? remove.error} />
+      {test.isSuccess && (
+        <p className="notice ok" role="status">
+          Test event sent. Its delivery is at the top of the list below.
+        </p>
+      )}
+      {!canWrite && (
+        <div className="notice info">
+          <p>You can look at this endpoint and its deliveries. Only admins can change it.</p>
+        </div>
+      )}
+      <section className="card" aria-labelledby="endpoint-facts">
+        <h2 id="endpoint-facts">Endpoint</h2>
+        <dl className="details">
+          <dt>URL</dt>
+          <dd className="mono">{e.url}</dd>
+          <dt>State</dt>
+          <dd>
+            <span className={`badge ${e.enabled ? 'ok' : 'neutral'}`}>{e.enabled ? 'enabled' : 'disabled'}</span>
+            {e.disabled_reason && <span className="hint"> {e.disabled_reason}</span>}
+          </dd>
+          <dt>Failing</dt>
+          <dd>
+            {e.failing_since ? (
+              <>
+                every attempt has failed since <RelativeTime at={e.failing_since} />
+              </>
+            ) : (
+              'no'
+            )}
+          </dd>
+          <dt>Custom headers</dt>
+          <dd>{headerNames.length > 0 ? <span className="mono">{headerNames.join(', ')}</span> : 'none'}</dd>
+          <dt>Created</dt>
+          <dd>
+            <RelativeTime at={e.created_at} />
+          </dd>
+        </dl>
+      </section>
+      <Deliveries endpointId={endpointId} canWrite={canWrite} />
+      <VerifySample />
+    </Page>
+  );
+}
+
+export function EndpointDetailPage() {
+  return (
+    <Gate permission="readWebhooks">
+      <EndpointDetail />
+    </Gate>
+  );
+}
+
+export default EndpointDetailPage;

@@ -1,0 +1,54 @@
+import { useNavigate, useParams } from 'react-router';
+import { Page } from '../../../components/page.tsx';
+import { BlockSkeleton, ErrorNotice } from '../../../components/query-states.tsx';
+import { Gate } from '../../auth/index.ts';
+import { useEndpoint, useUpdateEndpoint } from '../api/endpoints.ts';
+import { EndpointForm } from '../components/endpoint-form.tsx';
+
+function EditEndpoint() {
+  const { endpointId = '' } = useParams();
+  const endpoint = useEndpoint(endpointId);
+  const update = useUpdateEndpoint(endpointId);
+  const navigate = useNavigate();
+  const detail = `/settings/integrations/webhooks/${endpointId}`;
+  const back = { label: 'Back to the endpoint', to: detail };
+  if (endpoint.isPending)
+    return (
+      <Page title="Edit endpoint" back={back}>
+        <BlockSkeleton height="20rem" label="the endpoint" />
+      </Page>
+    );
+  if (endpoint.isError)
+    return (
+      <Page title="Edit endpoint" back={back}>
+        <ErrorNotice error={endpoint.error} what="this endpoint" onRetry={() => endpoint.refetch()} />
+      </Page>
+    );
+  const e = endpoint.data;
+  return (
+    <Page
+      title={`Edit ${e.name}`}
+      back={back}
+      description="Changes apply to the next attempt of every delivery. The signing secret stays the same."
+    >
+      <EndpointForm
+        initial={{ name: e.name, url: e.url, headers: e.headers }}
+        submitLabel="Save changes"
+        pending={update.isPending}
+        error={update.error}
+        onCancel={() => navigate(detail)}
+        onSubmit={(input) => update.mutate(input, { onSuccess: () => navigate(detail) })}
+      />
+    </Page>
+  );
+}
+
+export function EditEndpointPage() {
+  return (
+    <Gate permission="manageWebhooks">
+      <EditEndpoint />
+    </Gate>
+  );
+}
+
+export default EditEndpointPage;

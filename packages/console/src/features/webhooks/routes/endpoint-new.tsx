@@ -1,0 +1,39 @@
+import { useNavigate } from 'react-router';
+import { Page } from '../../../components/page.tsx';
+import { Gate } from '../../auth/index.ts';
+import { useCreateEndpoint } from '../api/endpoints.ts';
+import { EndpointForm } from '../components/endpoint-form.tsx';
+
+const LIST = '/settings/integrations/webhooks';
+
+function NewEndpoint() {
+  const create = useCreateEndpoint();
+  const navigate = useNavigate();
+  return (
+    <Page
+      title="Add Endpoint"
+      back={{ label: 'Back to the endpoints', to: LIST }}
+      description="Guard will send every new signal to this URL, signed with a secret you get once it is created."
+    >
+      <EndpointForm
+        submitLabel="Create endpoint"
+        pending={create.isPending}
+        error={create.error}
+        onCancel={() => navigate(LIST)}
+        onSubmit={(input) =>
+          create.mutate(input, { onSuccess: (endpoint) => navigate(`${LIST}/${endpoint.id}`, { replace: true }) })
+        }
+      />
+    </Page>
+  );
+}
+
+export function NewEndpointPage() {
+  return (
+    <Gate permission="manageWebhooks">
+      <NewEndpoint />
+    </Gate>
+  );
+}
+
+export default NewEndpointPage;

@@ -1,0 +1,496 @@
+// The delivery queue on PostgreSQL, shared by any number of guard-server replicas
+// (docs/decisions/0005-postgresql.md). The same contract as the SQLite queue, written for a
+// database that other processes claim from at the same time:
+//
+// - enqueue: each group commit is one transaction of two statements, whatever its size: the
+//   signals inserted from arrays (unnest; a duplicate id is skipped and reported for its
+//   entry alone) returning each new signal's enabled endpoints, then every delivery at once.
+//   Its commit NOTIFYs the other replicas (LISTEN in `watch`), so they need not poll for work.
+// - claim: FOR UPDATE SKIP LOCKED, with per-endpoint limits that hold across replicas: each
+//   endpoint with due work is taken under a transaction advisory lock (tried, never waited
+//   for: an endpoint another replica is claiming right now is skipped), and only then are its
+//   live leases counted, by a second statement whose snapshot sees every claim committed
+//   before. Endpoints are served oldest-due first, and within a claim round-robin (each
+//   endpoint's first due delivery, then each one's second …), so one endpoint's backlog
+//   never takes the slots of another's.
+// - leases expire: a row whose holder died (`delivering`, lease_until passed) is claimed again
+//   like a due one. No replica ever releases leases wholesale: the others hold live ones.
+// - recordOutcomes: one transaction; the endpoints' rows are locked first (in id order, the
+//   order every writer of an endpoint and its deliveries takes), their health read, the
+//   policy decides in memory, and one statement writes every delivery, attempt and streak.
+//
+// Hot paths, so SQL text runs as named prepared statements on the pool's connections (no
+// query building), as the SQLite queue runs prepared statements.
+
+import type pg from 'pg';
+import type { SignalTable, WebhookDeliveryTable } from '../db/index.ts';
+import { type Db, pgListenClient, pgPool } from '../db/index.ts';
+import { timeOrderedUuid } from '../ids.ts';
+import type {
+  ClaimedDelivery,
+  ClaimRequest,
+  DeliveryEndpointRow,
+  DeliveryQueue,
+  EnqueueResult,
+  OutboxEntry,
+  OutcomePolicy,
+  RecordedOutcomes,
+} from './delivery-queue.ts';
+import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
+
+/** The channel enqueue notifies and `watch` listens on. */
+export const WORK_CHANNEL = 'guard_deliveries';
+/** First key of the claim's per-endpoint advisory locks (the second is a hash of the endpoint id). */
+const CLAIM_LOCK_CLASS = 0x6763; // "gc"
+
+const SQL_INSERT_SIGNALS = `
+  with input as (
+    select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
+      $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[], $15::text[])
+      as i(id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description, identity_id,
+        identity_name, environment, created_at, received_at, is_test, only_endpoint)
+  ),
+  inserted as (
+    insert into signals (id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description,
+      identity_id, identity_name, environment, created_at, received_at, is_test)
+    select id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description, identity_id,
+      identity_name, environment, created_at, received_at, is_test from input
+    on conflict (id) do nothing
+    returning id
+  )
+  select s.id as signal_id, e.id as endpoint_id
+  from inserted s
+  join input i on i.id = s.id
+  left join webhook_endpoints e on e.tenant_id = i.tenant_id and e.enabled = 1
+    and (i.only_endpoint is null or e.id = i.only_endpoint)
+  order by s.id, e.id`;
+
+const SQL_INSERT_DELIVERIES = `
+  with inserted as (
+    insert into webhook_deliveries (id, tenant_id, signal_id, endpoint_id, state, attempts, next_attempt_at, created_at)
+    select id, tenant_id, signal_id, endpoint_id, 'pending', 0, at, at
+    from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) as d(id, tenant_id, signal_id, endpoint_id, at)
+  )
+  select pg_notify('${WORK_CHANNEL}', '')`;
+
+/**
+ * Endpoints with due work (pending and due, or leased with the lease run out), oldest due
+ * first, each locked for this transaction if no other claim holds it; at most $2.
+ */
+const SQL_LOCK_DUE_ENDPOINTS = `
+  with due as materialized (
+    select e.id, least(
+      (select min(x.next_attempt_at) from webhook_deliveries x
+        where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= $1),
+      (select min(x.lease_until) from webhook_deliveries x
+        where x.endpoint_id = e.id and x.state = 'delivering' and x.lease_until < $1)) as oldest
+    from webhook_endpoints e
+  ),
+  ordered as materialized (select id, oldest from due where oldest is not null order by oldest)
+  select id from ordered where pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(id)) limit $2`;
+
+/**
+ * Leases, for the endpoints locked above, as many due deliveries as each has free slots: the
+ * per-endpoint limit less the live leases in the table (every replica's), plus this process's
+ * settling ones. Round-robin over endpoints, oldest first within each, at most $limit in all.
+ * Returns the leased rows with their signal and endpoint.
+ */
+const SQL_CLAIM = `
+  with ep as (
+    select u.id, $3::int - ((select count(*) from webhook_deliveries b
+        where b.endpoint_id = u.id and b.state = 'delivering' and b.lease_until >= $4) - u.settling) as free
+    from unnest($1::text[], $2::int[]) as u(id, settling)
+  ),
+  candidates as (
+    select c.id, c.due, row_number() over (partition by ep.id order by c.due) as turn
+    from ep cross join lateral (
+      select * from (select x.id, x.lease_until as due from webhook_deliveries x
+        where x.endpoint_id = ep.id and x.state = 'delivering' and x.lease_until < $4
+        order by x.lease_until limit greatest(ep.free, 0) for update skip locked) expired
+      union all
+      select * from (select x.id, x.next_attempt_at from webhook_deliveries x
+        where x.endpoint_id = ep.id and x.state = 'pending' and x.next_attempt_at <= $4
+        order by x.next_attempt_at limit greatest(ep.free, 0) for update skip locked) pending
+      limit greatest(ep.free, 0)
+    ) c
+    where ep.free > 0
+  ),
+  picked as (select id, turn, due from candidates order by turn, due limit $5),
+  leased as (
+    update webhook_deliveries d set state = 'delivering', lease_until = $6
+    from picked where d.id = picked.id
+    returning d.*, picked.turn as claim_turn, picked.due as claim_due
+  )
+  select l.*, row_to_json(s) as signal,
+    case when e.id is null then null else json_build_object('id', e.id, 'updated_at', e.updated_at, 'url', e.url,
+      'enabled', e.enabled, 'secret_sealed', e.secret_sealed, 'headers', e.headers) end as endpoint
+  from leased l
+  left join signals s on s.id = l.signal_id
+  left join webhook_endpoints e on e.id = l.endpoint_id
+  order by l.claim_turn, l.claim_due, l.id`;
+
+/**
+ * The endpoints' health, each row locked until the outcomes are written; and which of the
+ * deliveries still exist (an endpoint's deletion, which takes its deliveries, locks its row
+ * first, so none of these can go while the endpoint stays locked).
+ */
+const SQL_LOCK_HEALTH = `
+  with health as (
+    select id, enabled, failing_since from webhook_endpoints
+    where id = any($1::text[]) order by id for no key update
+  )
+  select id, enabled, failing_since, true as is_endpoint from health
+  union all
+  select id, null, null, false from webhook_deliveries where id = any($2::text[])`;
+
+/** Every decided delivery, its attempt and its endpoint's streak. */
+const SQL_WRITE_OUTCOMES = `
+  with updated as (
+    update webhook_deliveries d set
+      state = u.state,
+      attempts = case when u.kind = 'abandoned' then d.attempts else u.attempts end,
+      lease_until = null,
+      last_status = case when u.kind = 'abandoned' then d.last_status else u.last_status end,
+      last_error = u.last_error,
+      next_attempt_at = case when u.kind = 'retry' then u.next_attempt_at else d.next_attempt_at end,
+      completed_at = case when u.kind = 'retry' then d.completed_at else u.completed_at end
+    from unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[])
+      as u(id, kind, state, attempts, last_status, last_error, next_attempt_at, completed_at)
+    where d.id = u.id
+    returning d.id
+  ),
+  attempts as (
+    insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
+      response_excerpt)
+    select a.* from unnest($9::text[], $10::text[], $11::text[], $12::int[], $13::text[], $14::int[], $15::int[],
+      $16::text[], $17::text[]) as a(id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
+      response_excerpt)
+  ),
+  streaks as (
+    update webhook_endpoints e set failing_since = f.failing_since
+    from unnest($18::text[], $19::text[]) as f(id, failing_since)
+    where e.id = f.id
+  )
+  select id from updated`;
+
+const SQL_DISABLE_ENDPOINT = `
+  update webhook_endpoints set enabled = 0, disabled_reason = $2, updated_at = $3 where id = $1`;
+const SQL_FAIL_PENDING = `
+  update webhook_deliveries set state = 'failed', last_error = 'the endpoint was disabled', completed_at = $2,
+    lease_until = null
+  where endpoint_id = $1 and state = 'pending'`;
+
+const q = (name: string, text: string, values: unknown[]): pg.QueryConfig => ({ name, text, values });
+
+/** SQLSTATE 23505, the code isUniqueViolation (errors.ts) recognises. */
+function duplicateSignal(id: string): Error {
+  return Object.assign(new Error(`duplicate key value violates unique constraint "signals_pkey" (${id})`), {
+    code: '23505',
+  });
+}
+
+type ClaimRow = WebhookDeliveryTable & {
+  signal: SignalTable | null;
+  endpoint: DeliveryEndpointRow | null;
+  claim_turn: unknown;
+  claim_due: unknown;
+};
+
+export class PostgresDeliveryQueue implements DeliveryQueue {
+  private readonly db: Db;
+  private readonly pool: pg.Pool;
+
+  constructor(db: Db) {
+    this.db = db;
+    this.pool = pgPool(db);
+  }
+
+  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('begin');
+      const result = await fn(client);
+      await client.query('commit');
+      return result;
+    } catch (error) {
+      await client.query('rollback').catch(() => {});
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async enqueue(entries: readonly OutboxEntry[]): Promise<EnqueueResult[]> {
+    try {
+      return await this.transaction((client) => insertBatch(client, entries));
+    } catch {
+      // Something other than a duplicate id failed the batch (a foreign key, a check): each
+      // entry again in a transaction of its own, so it fails alone.
+      const results: EnqueueResult[] = [];
+      for (const entry of entries) {
+        try {
+          results.push(...(await this.transaction((client) => insertBatch(client, [entry]))));
+        } catch (error) {
+          results.push({ ok: false, error });
+        }
+      }
+      return results;
+    }
+  }
+
+  async claim({ now, leaseMs, limit, perEndpoint, settling }: ClaimRequest): Promise<ClaimedDelivery[]> {
+    if (limit <= 0) return [];
+    const nowIso = now.toISOString();
+    const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
+    return this.transaction(async (client) => {
+      const locked = await client.query<{ id: string }>(
+        q('guard_lock_due_endpoints', SQL_LOCK_DUE_ENDPOINTS, [nowIso, limit]),
+      );
+      if (locked.rows.length === 0) return [];
+      const ids = locked.rows.map((r) => r.id);
+      const { rows } = await client.query<ClaimRow>(
+        q('guard_claim', SQL_CLAIM, [
+          ids,
+          ids.map((id) => settling.get(id) ?? 0),
+          perEndpoint,
+          nowIso,
+          limit,
+          leaseUntil,
+        ]),
+      );
+      // Claims of one endpoint share one endpoint object (the worker caches by it).
+      const endpoints = new Map<string, DeliveryEndpointRow | undefined>();
+      return rows.map(({ signal, endpoint, claim_turn: _turn, claim_due: _due, ...delivery }) => {
+        if (!endpoints.has(delivery.endpoint_id)) endpoints.set(delivery.endpoint_id, endpoint ?? undefined);
+        return { delivery, signal: signal ?? undefined, endpoint: endpoints.get(delivery.endpoint_id) };
+      });
+    });
+  }
+
+  async releaseAllLeases(): Promise<number> {
+    const r = await this.pool.query(
+      `update webhook_deliveries set state = 'pending', lease_until = null where state = 'delivering'`,
+    );
+    return r.rowCount ?? 0;
+  }
+
+  async recordOutcomes(outcomes: readonly AttemptOutcome[], policy: OutcomePolicy): Promise<RecordedOutcomes> {
+    if (outcomes.length === 0) return { decisions: [], disabled: new Map() };
+    return this.transaction(async (client) => {
+      const endpointIds = [...new Set(outcomes.map((o) => o.delivery.endpoint_id))].sort();
+      const found = await client.query<{
+        id: string;
+        enabled: number | null;
+        failing_since: string | null;
+        is_endpoint: boolean;
+      }>(q('guard_lock_health', SQL_LOCK_HEALTH, [endpointIds, outcomes.map((o) => o.delivery.id)]));
+      // An outcome whose delivery is gone writes nothing, and moves no endpoint's health,
+      // which moves as the batch goes, as on SQLite.
+      const health = new Map<string, EndpointHealth | undefined>();
+      const existing = new Set<string>();
+      for (const r of found.rows)
+        if (r.is_endpoint) health.set(r.id, { enabled: r.enabled === 1, failingSince: r.failing_since });
+        else existing.add(r.id);
+      const decisions: (OutcomeDecision | undefined)[] = [];
+      const streaks = new Map<string, string | null>();
+      const disabling = new Map<string, { reason: string; at: string }>();
+      const d = {
+        id: [] as string[],
+        kind: [] as string[],
+        state: [] as string[],
+        attempts: [] as (number | null)[],
+        lastStatus: [] as (number | null)[],
+        lastError: [] as (string | null)[],
+        nextAttemptAt: [] as (string | null)[],
+        completedAt: [] as (string | null)[],
+      };
+      const a = {
+        id: [] as string[],
+        deliveryId: [] as string[],
+        tenantId: [] as string[],
+        attempt: [] as number[],
+        startedAt: [] as string[],
+        durationMs: [] as number[],
+        status: [] as (number | null)[],
+        error: [] as (string | null)[],
+        excerpt: [] as (string | null)[],
+      };
+      for (const o of outcomes) {
+        const endpointId = o.delivery.endpoint_id;
+        const endpoint = health.get(endpointId);
+        if (!existing.has(o.delivery.id)) {
+          decisions.push(undefined);
+          continue;
+        }
+        const decision = policy(o, endpoint);
+        const u = decision.delivery;
+        d.id.push(o.delivery.id);
+        d.kind.push(u.kind);
+        d.state.push(u.kind === 'succeeded' ? 'succeeded' : u.kind === 'retry' ? 'pending' : 'failed');
+        d.attempts.push(u.kind === 'abandoned' ? null : u.attempts);
+        d.lastStatus.push(u.kind === 'abandoned' ? null : u.lastStatus);
+        d.lastError.push(u.kind === 'succeeded' ? null : u.lastError);
+        d.nextAttemptAt.push(u.kind === 'retry' ? u.nextAttemptAt : null);
+        d.completedAt.push(u.kind === 'retry' ? null : u.completedAt);
+        const at = decision.attempt;
+        if (at) {
+          a.id.push(timeOrderedUuid(Date.parse(at.startedAt)));
+          a.deliveryId.push(o.delivery.id);
+          a.tenantId.push(o.delivery.tenant_id);
+          a.attempt.push(at.attempt);
+          a.startedAt.push(at.startedAt);
+          a.durationMs.push(at.durationMs);
+          a.status.push(at.status);
+          a.error.push(at.error);
+          a.excerpt.push(at.responseExcerpt);
+        }
+        if (endpoint && decision.failingSince !== undefined) {
+          streaks.set(endpointId, decision.failingSince);
+          health.set(endpointId, { ...endpoint, failingSince: decision.failingSince });
+        }
+        if (endpoint && decision.disable) disabling.set(endpointId, decision.disable);
+        decisions.push(decision);
+      }
+      if (d.id.length > 0) {
+        await client.query(
+          q('guard_write_outcomes', SQL_WRITE_OUTCOMES, [
+            d.id,
+            d.kind,
+            d.state,
+            d.attempts,
+            d.lastStatus,
+            d.lastError,
+            d.nextAttemptAt,
+            d.completedAt,
+            a.id,
+            a.deliveryId,
+            a.tenantId,
+            a.attempt,
+            a.startedAt,
+            a.durationMs,
+            a.status,
+            a.error,
+            a.excerpt,
+            [...streaks.keys()],
+            [...streaks.values()],
+          ]),
+        );
+      }
+      for (const [endpointId, { reason, at }] of disabling) {
+        await client.query(q('guard_disable_endpoint', SQL_DISABLE_ENDPOINT, [endpointId, reason, at]));
+        await client.query(q('guard_fail_pending', SQL_FAIL_PENDING, [endpointId, at]));
+      }
+      const disabled = new Map<string, string>();
+      for (const [endpointId, { reason }] of disabling) disabled.set(endpointId, reason);
+      return { decisions, disabled };
+    });
+  }
+
+  /**
+   * LISTENs on a connection of its own for the NOTIFY of every enqueue, and calls `onWork`
+   * for each (and once after every (re)connection, for what was committed meanwhile). A lost
+   * connection is reopened with backoff; the worker's slow poll covers the gap.
+   */
+  async watch(onWork: () => void): Promise<() => Promise<void>> {
+    let stopped = false;
+    let client: pg.Client | undefined;
+    let retry: NodeJS.Timeout | undefined;
+    let backoffMs = 500;
+    const connect = async (): Promise<void> => {
+      const c = pgListenClient(this.db);
+      client = c;
+      c.on('notification', () => onWork());
+      c.on('error', () => reconnect(c));
+      c.on('end', () => reconnect(c));
+      await c.connect();
+      await c.query(`listen ${WORK_CHANNEL}`);
+      backoffMs = 500;
+      onWork();
+    };
+    const reconnect = (c: pg.Client) => {
+      if (stopped || client !== c || retry) return;
+      client = undefined;
+      c.end().catch(() => {});
+      retry = setTimeout(() => {
+        retry = undefined;
+        if (!stopped) connect().catch(() => reconnect(client ?? c));
+      }, backoffMs);
+      retry.unref();
+      backoffMs = Math.min(backoffMs * 2, 30_000);
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => {});
+    };
+  }
+}
+
+/** One group commit: signals, then all their deliveries; entries with a duplicate id fail alone. */
+async function insertBatch(client: pg.PoolClient, entries: readonly OutboxEntry[]): Promise<EnqueueResult[]> {
+  // An id twice in one batch: the first is written, the later ones fail as duplicates.
+  const first = new Map<string, number>();
+  const sent: { signal: SignalTable; onlyEndpointId?: string }[] = [];
+  for (const [i, e] of entries.entries()) {
+    if (first.has(e.signal.id)) continue;
+    first.set(e.signal.id, i);
+    sent.push(e);
+  }
+  const col = <K extends keyof SignalTable>(k: K) => sent.map((e) => e.signal[k]);
+  const { rows } = await client.query<{ signal_id: string; endpoint_id: string | null }>(
+    q('guard_insert_signals', SQL_INSERT_SIGNALS, [
+      col('id'),
+      col('tenant_id'),
+      col('agent_id'),
+      col('server_id'),
+      col('server_name'),
+      col('signal_type'),
+      col('severity'),
+      col('description'),
+      col('identity_id'),
+      col('identity_name'),
+      col('environment'),
+      col('created_at'),
+      col('received_at'),
+      col('is_test'),
+      sent.map((e) => e.onlyEndpointId ?? null),
+    ]),
+  );
+  const bySignal = new Map<string, string[]>();
+  for (const r of rows) {
+    const list = bySignal.get(r.signal_id) ?? [];
+    bySignal.set(r.signal_id, list);
+    if (r.endpoint_id !== null) list.push(r.endpoint_id);
+  }
+  const d = {
+    id: [] as string[],
+    tenant: [] as string[],
+    signal: [] as string[],
+    endpoint: [] as string[],
+    at: [] as string[],
+  };
+  const results: EnqueueResult[] = entries.map((e, i) => {
+    const endpoints = first.get(e.signal.id) === i ? bySignal.get(e.signal.id) : undefined;
+    if (!endpoints) return { ok: false, error: duplicateSignal(e.signal.id) };
+    // Ids are time-ordered by the signal's receipt: partitions and retention go by id.
+    const receivedMs = Date.parse(e.signal.received_at);
+    const deliveryIds = endpoints.map((endpointId) => {
+      const id = timeOrderedUuid(receivedMs);
+      d.id.push(id);
+      d.tenant.push(e.signal.tenant_id);
+      d.signal.push(e.signal.id);
+      d.endpoint.push(endpointId);
+      d.at.push(e.signal.received_at);
+      return id;
+    });
+    return { ok: true, deliveryIds };
+  });
+  if (d.id.length > 0)
+    await client.query(
+      q('guard_insert_deliveries', SQL_INSERT_DELIVERIES, [d.id, d.tenant, d.signal, d.endpoint, d.at]),
+    );
+  return results;
+}
