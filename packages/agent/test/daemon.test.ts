@@ -1,13 +1,13 @@
 // `guard-agent daemon` end to end: the real bin/guard-agent in a child process against the real
 // guard-server on loopback (in-process, real SQLite and object store). Support staff or an
 // admin ask a server for a bundle; the daemon collects and uploads it (trigger console_push,
-// request_id in the manifest) and reports each step; the service analyses it. Failures: the service away (backoff, then
-// it carries on), the upload refused (failed, with the step and the reason), SIGTERM mid-collect
-// (no partial bundle at a stable path, the request interrupted), a command handed out again
-// (never collected twice), a revoked key (exit 1), and all of it through HTTPS_PROXY.
+// request_id in the manifest) and reports each step; the service analyses it. Failures: the
+// service away (backoff, then it carries on), the upload refused (failed, with the step and the
+// reason), SIGTERM mid-collect (no partial bundle at a stable path, the request interrupted), a
+// command handed out again (never collected twice), a revoked key (exit 1), and all of it
+// through HTTPS_PROXY.
 
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -16,12 +16,12 @@ import net from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AGENT_VERSION, BIN, childEnv, type Home, makeHome, slogLine, TempDirs, writeBigLog } from './harness.ts';
+import { enrolledHome, type RunningDaemon, startDaemon, stopAllDaemons } from './daemon-harness.ts';
+import { AGENT_VERSION, type Home, makeHome, slogLine, TempDirs, writeBigLog } from './harness.ts';
 import {
   enrollArgs,
   type GuardServer,
   type Loose,
-  NO_PROXY_ENV,
   proxyEnv,
   runAgent,
   selfSignedCert,
@@ -32,57 +32,7 @@ import {
 
 const dirs = new TempDirs();
 after(() => dirs.cleanup());
-
-// ---------------------------------------------------------------------------------------
-// The daemon in a child process
-
-interface RunningDaemon {
-  child: ChildProcess;
-  pid: number;
-  /** stderr so far (the daemon's log). */
-  log(): string;
-  waitForLog(pattern: RegExp, what: string, timeoutMs?: number): Promise<void>;
-  /** Sends `signal` and waits for the exit; ms from the signal to the exit. */
-  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function startDaemon(home: Home, env: Record<string, string> = {}): RunningDaemon {
-  const child = spawn('sh', ['-c', 'umask 022; exec "$0" "$@"', BIN, '--config', home.configPath, 'daemon'], {
-    cwd: os.tmpdir(),
-    env: childEnv({ ...NO_PROXY_ENV, ...env }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let err = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    err += d.toString('utf8');
-  });
-  child.stdout?.on('data', (d: Buffer) => {
-    err += d.toString('utf8');
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) =>
-    child.once('close', (code, signal) => r({ code, signal })),
-  );
-  const daemon: RunningDaemon = {
-    child,
-    pid: child.pid as number,
-    log: () => err,
-    exited,
-    waitForLog: (pattern, what, timeoutMs = 20_000) => waitFor(() => pattern.test(err), what, timeoutMs),
-    async stop(signal = 'SIGTERM') {
-      const t0 = Date.now();
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      const r = await exited;
-      return { ...r, ms: Date.now() - t0 };
-    },
-  };
-  running.add(daemon);
-  return daemon;
-}
-const running = new Set<RunningDaemon>();
-after(async () => {
-  for (const d of running) await d.stop('SIGKILL');
-});
+after(() => stopAllDaemons());
 
 // ---------------------------------------------------------------------------------------
 // People's side of the API (fetch from the test process)
@@ -124,24 +74,6 @@ async function serverRow(base: string, token: string, agentId: string): Promise<
   return (res.json.servers as Loose[]).find((s) => s.id === agentId);
 }
 
-/** A home whose log has errors, warnings and a restart, enrolled with the server at `url`. */
-async function enrolledHome(url: string, enrollToken: string, log?: string): Promise<Home & { agentId: string }> {
-  const root = await dirs.make('daemon');
-  const lines = [
-    slogLine('INFO', 'guard-agent starting', 'version=0.0.9'),
-    slogLine('ERROR', 'probe detach failed', 'err="permission denied" pid=1003'),
-    slogLine('WARN', 'upload retry', 'attempt=2 client_secret=abc'),
-    slogLine('ERROR', 'probe detach failed', 'err="permission denied" pid=1012'),
-  ];
-  const home = await makeHome(root, { log: log ?? `${lines.join('\n')}\n`, probeStatus: { state: 'attached' } });
-  const tokenFile = join(root, 'token');
-  await writeFile(tokenFile, enrollToken);
-  const r = await runAgent(enrollArgs(home, url, tokenFile));
-  assert.equal(r.code, 0, r.stderr);
-  const enrollment = JSON.parse(await readFile(join(home.stateDir, 'enrollment.json'), 'utf8'));
-  return { ...home, agentId: enrollment.agent_id };
-}
-
 async function supportFiles(home: Home): Promise<string[]> {
   return readdir(home.supportDir).catch(() => []);
 }
@@ -165,7 +97,7 @@ describe('guard-agent daemon against the real guard-server', () => {
     base = server.url;
     admin = server.setup.admin_token;
     support = server.setup.support_token as string;
-    home = await enrolledHome(base, server.setup.enroll_token);
+    home = await enrolledHome(dirs, base, server.setup.enroll_token);
     daemon = startDaemon(home);
     await daemon.waitForLog(/msg="guard-agent daemon started"/, 'the daemon to start');
   });
@@ -275,7 +207,7 @@ describe('failures', () => {
   after(() => server?.close());
 
   it('the upload is refused: failed, with the step and the service’s reason; the bundle is kept for the operator', async () => {
-    const home = await enrolledHome(base, server.setup.enroll_token);
+    const home = await enrolledHome(dirs, base, server.setup.enroll_token);
     const daemon = startDaemon(home);
     try {
       const id = (await call(base, admin, 'POST', `/v1/servers/${home.agentId}/bundle-requests`)).json.id;
@@ -296,7 +228,7 @@ describe('failures', () => {
 
   it('SIGTERM mid-collect: exits within seconds, no partial bundle at a stable path, the request interrupted', async () => {
     const root = await dirs.make('big');
-    const home = await enrolledHome(base, server.setup.enroll_token, '');
+    const home = await enrolledHome(dirs, base, server.setup.enroll_token, '');
     await writeBigLog(home.logPath, 170, `${slogLine('ERROR', 'last words')}\n`); // ~2 s of collect
     void root;
     const daemon = startDaemon(home);
@@ -325,7 +257,7 @@ describe('failures', () => {
   });
 
   it('a run killed outright (SIGKILL) mid-collect: the next start reports the request interrupted', async () => {
-    const home = await enrolledHome(base, server.setup.enroll_token, '');
+    const home = await enrolledHome(dirs, base, server.setup.enroll_token, '');
     await writeBigLog(home.logPath, 170);
     const daemon = startDaemon(home);
     const id = (await call(base, admin, 'POST', `/v1/servers/${home.agentId}/bundle-requests`)).json.id;
@@ -346,7 +278,7 @@ describe('failures', () => {
   });
 
   it('a revoked agent key ends the daemon: exit 1, saying to re-enrol', async () => {
-    const home = await enrolledHome(base, server.setup.enroll_token);
+    const home = await enrolledHome(dirs, base, server.setup.enroll_token);
     const revoked = await call(base, admin, 'POST', `/v1/agents/${home.agentId}/revoke`);
     assert.equal(revoked.status, 200, revoked.text);
     const daemon = startDaemon(home);
@@ -387,7 +319,7 @@ describe('the service away', () => {
     await once(forwarder, 'listening');
     const port = (forwarder.address() as net.AddressInfo).port;
     const viaForwarder = `http://127.0.0.1:${port}`;
-    const home = await enrolledHome(viaForwarder, server.setup.enroll_token);
+    const home = await enrolledHome(dirs, viaForwarder, server.setup.enroll_token);
     // The service goes away.
     await new Promise<void>((r) => {
       forwarder.close(() => r());
