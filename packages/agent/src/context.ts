@@ -13,5 +13,8 @@ export interface CommandContext {
   version: string;
   now: () => Date;
   loadConfig: (options?: LoadConfigOptions) => Promise<AgentConfig>;
+  /** The config file --config names (or the default), and whether --config was given. */
+  configPath: string;
+  configExplicit: boolean;
   progress: () => Progress;
 }

@@ -1,10 +1,11 @@
 // guard-agent entry point: argv → command → exit code. Each command declares its own flags
 // (commands/, one file per leaf command, as GitHub's CLI does) and loads what it runs only
 // when it runs. This is the only place that sets the exit code, through EXIT_CODES. No signal
-// handlers: SIGINT/SIGTERM end the process with the default disposition (exit 130/143), as
-// spec 1.7 and 7.1 require.
+// handlers here: SIGINT/SIGTERM end enroll and support-bundle with the default disposition
+// (exit 130/143), as spec 1.7 and 7.1 require; only `daemon` handles them (commands/daemon.ts).
 
 import { Command, CommanderError, Option } from 'commander';
+import { addDaemonCommand } from './commands/daemon.ts';
 import { addEnrollCommand } from './commands/enroll.ts';
 import { addSupportBundleCommand } from './commands/support-bundle.ts';
 import { DEFAULT_CONFIG_PATH, loadConfig } from './config.ts';
@@ -32,7 +33,9 @@ export const EXIT_CODES: Record<ErrorKind | 'ok' | 'unexpected', number> = {
 
 export function buildProgram(ctx: (configPath: string, explicit: boolean) => CommandContext): Command {
   const program = new Command('guard-agent')
-    .description('Guard host agent: enrolment and diagnostic support bundles for Guard support.')
+    .description(
+      'Guard host agent: enrolment, diagnostic support bundles for Guard support, and the daemon that makes them on request.',
+    )
     .version(AGENT_VERSION, '-V, --version', 'print the agent version')
     .addOption(new Option('--config <file>', 'agent config file (YAML)').default(DEFAULT_CONFIG_PATH))
     .helpOption('-h, --help', 'show help')
@@ -46,6 +49,7 @@ export function buildProgram(ctx: (configPath: string, explicit: boolean) => Com
   };
   addEnrollCommand(program, contextOf);
   addSupportBundleCommand(program, contextOf);
+  addDaemonCommand(program, contextOf);
   return program;
 }
 
@@ -59,6 +63,8 @@ export async function main(argv: string[]): Promise<number> {
     version: AGENT_VERSION,
     now: () => new Date(),
     loadConfig: (options) => loadConfig(configPath, explicit, options),
+    configPath,
+    configExplicit: explicit,
     progress: () => createProgress(process.stderr),
   });
   try {

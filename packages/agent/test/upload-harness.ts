@@ -56,9 +56,21 @@ export interface GuardServer {
   close(): Promise<void>;
 }
 
-/** `objectStore`: the server's --object-store (an S3 store); default the embedded one. */
-export async function startGuardServer(dataDir: string, options: { objectStore?: string } = {}): Promise<GuardServer> {
-  const flags: Record<string, string> = { 'data-dir': dataDir, listen: '127.0.0.1:0', 'log-level': 'silent' };
+/**
+ * `objectStore`: the server's --object-store (an S3 store); default the embedded one. `flags`:
+ * more of the server's settings (flag name → value).
+ */
+export async function startGuardServer(
+  dataDir: string,
+  options: { objectStore?: string; flags?: Record<string, string> } = {},
+): Promise<GuardServer> {
+  const flags: Record<string, string> = {
+    'data-dir': dataDir,
+    listen: '127.0.0.1:0',
+    'log-level': 'silent',
+    'metrics-listen': '',
+    ...options.flags,
+  };
   if (options.objectStore) flags['object-store'] = options.objectStore;
   const config = loadServerConfig(flags, {}, dataDir);
   const now = () => new Date();

@@ -99,7 +99,10 @@ interface PageProblems {
 const problems = new WeakMap<Page, PageProblems>();
 
 /** A fresh browser profile (its own cookies) at `viewport`, with clipboard access. */
-export async function newContext(world: ConsoleWorld, viewport = WIDE): Promise<BrowserContext> {
+export async function newContext(
+  world: Pick<ConsoleWorld, 'browser' | 'base'>,
+  viewport = WIDE,
+): Promise<BrowserContext> {
   const context = await world.browser.newContext({ viewport, baseURL: world.base });
   // Layout shifts not caused by input (data arriving, fonts, late chunks), summed per page
   // load: the Cumulative Layout Shift that checkPage holds under 0.1.

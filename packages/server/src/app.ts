@@ -10,6 +10,7 @@ import { agentRoutes } from './agents/index.ts';
 import { apiDocs } from './api-docs.ts';
 import { auditRoutes } from './audit/index.ts';
 import { authenticateRequests, authRoutes } from './auth/index.ts';
+import { bundleRequestRoutes } from './bundle-requests/index.ts';
 import { consoleRoutes } from './console/index.ts';
 import type { AppDeps } from './deps.ts';
 import { enrollmentRoutes } from './enrollment/index.ts';
@@ -18,10 +19,12 @@ import { fastifyOptions } from './fastify-options.ts';
 import { gracefulShutdown } from './graceful-shutdown.ts';
 import { healthRoutes } from './health.ts';
 import { bodyDeadline } from './http-limits.ts';
+import { insightRoutes } from './insights/index.ts';
 import { objectRoutes } from './objects/index.ts';
 import { refuseNulCharacters, requestValidatorCompiler } from './request-validation.ts';
 import { signalRoutes } from './signals/index.ts';
 import { supportRoutes } from './support/index.ts';
+import { tenantRoutes } from './tenants/index.ts';
 import { userRoutes } from './users/index.ts';
 import { SERVER_VERSION } from './version.ts';
 import { webhookRoutes } from './webhooks/index.ts';
@@ -55,8 +58,11 @@ export async function buildApp(
   await app.register(userRoutes, deps);
   await app.register(auditRoutes, deps);
   await app.register(enrollmentRoutes, deps);
+  await app.register(tenantRoutes, deps);
   await app.register(agentRoutes, deps);
+  await app.register(bundleRequestRoutes, deps); // console push: requests, and the daemon's long poll
   await app.register(supportRoutes, deps);
+  await app.register(insightRoutes, deps); // findings of each bundle, and its evidence lines
   const withWake = { ...deps, wakeDeliveries: deps.webhooks.wake };
   await app.register(signalRoutes, withWake);
   await app.register(webhookRoutes, withWake);

@@ -75,6 +75,8 @@ export interface ServerConfig {
     /** A one-time set-password link works this long. */
     passwordLinkTtlMs: number;
   };
+  /** A bundle request the agent has not taken by this long after its creation expires. */
+  bundleRequestTtlMs: number;
   /** The built console (index.html, assets/); undefined: packages/console/dist of this checkout. */
   consoleDir: string | undefined;
   webhook: {
@@ -207,6 +209,13 @@ export const SETTINGS = [
     env: 'GUARD_SERVER_PASSWORD_LINK_TTL',
     file: 'password_link_ttl_seconds',
     default: '86400',
+  },
+  {
+    key: 'bundleRequestTtlSeconds',
+    flag: 'bundle-request-ttl',
+    env: 'GUARD_SERVER_BUNDLE_REQUEST_TTL',
+    file: 'bundle_request_ttl_seconds',
+    default: '3600',
   },
   { key: 'consoleDir', flag: 'console-dir', env: 'GUARD_SERVER_CONSOLE_DIR', file: 'console_dir', default: '' },
   {
@@ -473,6 +482,7 @@ export function loadServerConfig(
       maxAgeMs: integer('sessionMaxAgeSeconds', 60, 30 * 86_400) * 1000,
       passwordLinkTtlMs: integer('passwordLinkTtlSeconds', 300, 30 * 86_400) * 1000,
     },
+    bundleRequestTtlMs: integer('bundleRequestTtlSeconds', 60, 7 * 86_400) * 1000,
     consoleDir:
       raw.consoleDir === '' ? undefined : isAbsolute(raw.consoleDir) ? raw.consoleDir : resolve(cwd, raw.consoleDir),
     webhook: {

@@ -1,3 +1,4 @@
+import type { CommandHub } from './bundle-requests/index.ts';
 import type { ServerConfig } from './config.ts';
 import type { Db } from './db/index.ts';
 import type { MasterKey } from './master-key.ts';
@@ -18,4 +19,8 @@ export interface AppDeps {
   webhooks: { wake: () => void; metrics: WebhookMetrics };
   /** Writes signals with their deliveries (group commit). */
   outbox: SignalOutbox;
+  /** Wakes the held command polls of `guard-agent daemon` when a bundle request is created. */
+  commands: CommandHub;
+  /** Bundle analysis: wake() when a bundle was registered (its analysis is queued with it). */
+  insights: { wake: () => void };
 }

@@ -9,10 +9,12 @@ import { readFile } from 'node:fs/promises';
 import type { Server as HttpsServer } from 'node:https';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
+import { BundleRequestsRepository, CommandHub } from './bundle-requests/index.ts';
 import type { ServerConfig } from './config.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { type Db, engineOf, exclusiveJob, openDatabase } from './db/index.ts';
 import type { AppDeps } from './deps.ts';
+import { INSIGHTS_POLL_MS, INSIGHTS_TIMEOUT_MS, InsightsWorker } from './insights/index.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { loadOrCreateMasterKey } from './master-key.ts';
 import { listenMetrics, type MetricsListener } from './metrics-listener.ts';
@@ -31,7 +33,7 @@ import {
 
 export interface RunningServer {
   app: FastifyInstance;
-  deps: AppDeps & { worker: DeliveryWorker };
+  deps: AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker };
   url: string;
   /** http://HOST:PORT/metrics, or undefined when metrics are not served. */
   metricsUrl: string | undefined;
@@ -56,7 +58,7 @@ export async function openDeps(
   publicUrl: () => string,
   log: Logger,
   extraCa?: string[],
-): Promise<AppDeps & { worker: DeliveryWorker }> {
+): Promise<AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker }> {
   // SQLite always migrates (one process owns it); replicas on PostgreSQL migrate only when told
   // (--migrate), else refuse a database that lacks this release's migrations.
   const db = await openDatabase(config, {
@@ -95,6 +97,10 @@ export async function openDeps(
       disableAfterMs: w.disableAfterMs,
     },
   );
+  const analyser = new InsightsWorker(
+    { db, store, now, log },
+    { timeoutMs: INSIGHTS_TIMEOUT_MS, pollMs: INSIGHTS_POLL_MS },
+  );
   return {
     config,
     db,
@@ -105,7 +111,10 @@ export async function openDeps(
     webhooks: { wake: () => worker.wake(), metrics },
     // SQLite runs one write at a time anyway; PostgreSQL overlaps a commit with the next batch.
     outbox: new SignalOutbox(queue, { maxInFlight: engineOf(db) === 'postgres' ? 2 : 1 }),
+    commands: new CommandHub(),
+    insights: { wake: () => analyser.wake() },
     worker,
+    analyser,
   };
 }
 
@@ -185,6 +194,8 @@ export async function startServer(
   // The embedded SQLite database has one owner: leases of a crashed run are released at once.
   // Replicas sharing PostgreSQL never do: the others hold live leases; a dead one's expire.
   await deps.worker.start({ releaseLeases: !shared });
+  // The same for bundles whose analysis a crash cut short; queued ones are taken in order.
+  await deps.analyser.start({ releaseLeases: !shared });
   return {
     app,
     deps,
@@ -203,6 +214,7 @@ export async function startServer(
       clearInterval(gc);
       await metrics?.close();
       await app.close();
+      await deps.analyser.stop();
       await deps.worker.stop();
       await deps.db.destroy();
       deps.store.close();
@@ -232,6 +244,11 @@ export async function maintain(
   await job('uploads-gc', async () => {
     const n = await collectExpiredUploads(deps);
     if (n > 0) log.info({ collected: n }, 'collected expired uploads');
+  });
+  // Reads expire bundle requests too (what a reader sees is current); this records it for the idle.
+  await job('bundle-requests-expiry', async () => {
+    const n = await new BundleRequestsRepository(db).expireDue(deps.now());
+    if (n > 0) log.info({ expired: n }, 'bundle requests expired: their agents never took them');
   });
   if (engineOf(db) === 'postgres')
     await job('delivery-partitions', async () => {

@@ -60,6 +60,8 @@ export interface CollectOptions {
   cwd: string;
   agentVersion: string;
   trigger: BundleTrigger;
+  /** With trigger console_push: the bundle request it answers (the manifest's request_id). */
+  requestId?: string;
   now: () => Date;
   progress: Progress;
   sources: SystemSources;
@@ -165,6 +167,7 @@ class CollectRun {
       agentVersion: this.options.agentVersion,
       generatedAt: this.generatedAt,
       trigger: this.options.trigger,
+      requestId: this.options.requestId,
       contents: this.contents,
       trimmedSegments: trimmed,
       maskedByMember: this.masked,

@@ -77,3 +77,11 @@ test('without extra keys the redaction block holds exactly the contract fields',
     assert.deepEqual(Object.keys(m.redaction), ['pattern', 'values_masked', 'members']);
   }
 });
+
+test('a console_push bundle carries the request id right after its trigger; a cli bundle has none', () => {
+  const pushed = buildManifest({ ...input, trigger: 'console_push', requestId: 'brq_123' });
+  assert.equal(pushed.request_id, 'brq_123');
+  assert.deepEqual(Object.keys(pushed).slice(2, 5), ['generated_at', 'trigger', 'request_id']);
+  assert.deepEqual(parseManifest(JSON.parse(manifestBytes(pushed).toString())), pushed);
+  assert.equal('request_id' in buildManifest(input), false);
+});

@@ -5,6 +5,8 @@ export interface ManifestInput {
   agentVersion: string;
   generatedAt: Date;
   trigger: BundleTrigger;
+  /** The bundle request a console_push bundle answers; recorded only when given. */
+  requestId?: string;
   contents: ManifestMember[];
   trimmedSegments: string[];
   /** Values masked per log member; members with no count are reported as 0. */
@@ -15,8 +17,9 @@ export interface ManifestInput {
 }
 
 /**
- * Builds BUNDLE-MANIFEST.json exactly as the contract (DESIGN §3) lays it out; the one
- * addition, redaction.extra_keys, appears only when the operator configured extra keys.
+ * Builds BUNDLE-MANIFEST.json exactly as the contract (DESIGN §3) lays it out. Two additions
+ * appear only when they apply: request_id (DESIGN §4, a console_push bundle), and
+ * redaction.extra_keys when the operator configured extra keys.
  */
 export function buildManifest(input: ManifestInput): BundleManifest {
   const members: Record<string, number> = {};
@@ -30,6 +33,7 @@ export function buildManifest(input: ManifestInput): BundleManifest {
     agent_version: input.agentVersion,
     generated_at: input.generatedAt.toISOString(),
     trigger: input.trigger,
+    ...(input.requestId !== undefined ? { request_id: input.requestId } : {}),
     contents: input.contents,
     trimmed_segments: input.trimmedSegments,
     redaction: {

@@ -5,14 +5,15 @@
 //    with link(), which never overwrites: an abort at any moment leaves no file at the
 //    target, and of two concurrent collects to one path exactly one wins.
 // A SIGKILL can leave a work directory behind; the next collect into the same directory
-// removes the ones whose process is gone (no signal handlers are installed, spec 1.7).
+// removes the ones whose process is gone (no signal handlers are installed, spec 1.7;
+// ../work-dirs.ts).
 
-import { link, lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { link, lstat, mkdtemp, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { AgentError, describeSystemError } from '../errors.ts';
+import { sweepAbandonedWorkDirs, WORK_DIR_PREFIX } from '../work-dirs.ts';
 
 export const BUNDLE_FILE_MODE = 0o600;
-const WORK_DIR_PREFIX = '.guard-collect-';
 
 export function defaultBundlePath(stateDir: string, now: Date): string {
   return join(stateDir, 'support', `${Math.floor(now.getTime() / 1000)}.tar.zst`);
@@ -38,29 +39,6 @@ export async function createWorkDir(targetDir: string): Promise<string> {
     return await mkdtemp(join(targetDir, `${WORK_DIR_PREFIX}${process.pid}-`));
   } catch (error) {
     throw new AgentError('output_dir', `cannot write in ${targetDir}: ${describeSystemError(error)}`);
-  }
-}
-
-async function sweepAbandonedWorkDirs(dir: string): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const m = new RegExp(`^${WORK_DIR_PREFIX.replace('.', '\\.')}(\\d+)-`).exec(name);
-    if (!m || isAlive(Number(m[1]))) continue;
-    await rm(join(dir, name), { recursive: true, force: true }).catch(() => {});
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

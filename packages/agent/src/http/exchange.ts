@@ -65,7 +65,13 @@ async function readBody(body: Readable, limit: number): Promise<string> {
 export function send(
   deps: HttpDeps,
   url: string,
-  init: { method: 'GET' | 'POST' | 'PUT'; headers: Record<string, string>; body?: string | BodyWriter },
+  init: {
+    method: 'GET' | 'POST' | 'PUT';
+    headers: Record<string, string>;
+    body?: string | BodyWriter;
+    /** Ends the exchange at once when aborted (the daemon's long poll, on SIGTERM). */
+    signal?: AbortSignal;
+  },
 ): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
@@ -95,6 +101,15 @@ export function send(
       reject(withTarget(error, target));
     };
     req.on('error', fail);
+    if (init.signal) {
+      const signal = init.signal;
+      const abort = () => req.destroy(codedError('ABORT_ERR', `the request to ${target.host} was cancelled`));
+      if (signal.aborted) abort();
+      else {
+        signal.addEventListener('abort', abort, { once: true });
+        req.once('close', () => signal.removeEventListener('abort', abort));
+      }
+    }
     req.setTimeout(IDLE_TIMEOUT_MS, () =>
       req.destroy(codedError('ETIMEDOUT', `no progress for ${IDLE_TIMEOUT_MS / 1000} s from ${target.host}`)),
     );

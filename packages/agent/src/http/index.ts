@@ -5,8 +5,8 @@
 
 export { createAgents, destroyAgents, type HttpDeps, realSleep, userAgent } from './deps.ts';
 export { type BodyWriter, send } from './exchange.ts';
-export { statusError } from './failures.ts';
-export { postJson } from './json-post.ts';
+export { describeNetworkError, HttpStatusError, isNetworkError, statusError } from './failures.ts';
+export { parseJson, postJson } from './json-post.ts';
 export { configProxy, proxySettings } from './proxy-settings.ts';
 export { withRetries } from './retries.ts';
 export { checkTransportUrl, normaliseBaseUrl } from './url-policy.ts';

@@ -62,6 +62,10 @@ export function createRouter() {
             path: 'support/bundles/:bundleId',
             lazy: page(() => import('../features/bundles/routes/bundle-detail.tsx')),
           },
+          {
+            path: 'support/bundles/:bundleId/lines',
+            lazy: page(() => import('../features/bundles/routes/bundle-lines.tsx')),
+          },
           { path: 'support/audit', lazy: page(() => import('../features/bundles/routes/audit-log.tsx')) },
           {
             path: 'settings',

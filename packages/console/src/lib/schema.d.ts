@@ -1314,6 +1314,115 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tenant/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's settings (admins and members their own; support staff name the tenant) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description support staff only: the tenant to read */
+                    tenant_id?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description vendor support staff may request support bundles from this tenant’s servers (default false) */
+                            allow_support_collection: boolean;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change the tenant's settings (admin; audited) */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        allow_support_collection?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description vendor support staff may request support bundles from this tenant’s servers (default false) */
+                            allow_support_collection: boolean;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
     "/v1/agents": {
         parameters: {
             query?: never;
@@ -1344,10 +1453,10 @@ export interface paths {
                         "application/json": {
                             agents: {
                                 id: string;
-                                /** @description as the agent reported it at enrolment */
+                                /** @description as the agent reported it last (enrolment, or the daemon’s heartbeat) */
                                 hostname: string;
                                 environment: string;
-                                /** @description at enrolment */
+                                /** @description as the agent reported it last (enrolment, or the daemon’s heartbeat) */
                                 agent_version: string;
                                 enrolled_at: string;
                                 /** @description when its API key was revoked (it is refused from then on), or null */
@@ -1393,10 +1502,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's servers (enrolled agents), newest enrolled first, with last seen and online */
+        /** The tenant's servers (enrolled agents), newest enrolled first, with last seen, online, the daemon's heartbeat and the open bundle request (admins, members; support staff every tenant or one) */
         get: {
             parameters: {
                 query?: {
+                    /** @description support staff only; admins and members list their own tenant's */
+                    tenant_id?: string;
                     limit?: number;
                     /** @description next page: the next_before of the previous page, or an RFC 3339 time (items strictly before it) */
                     before?: string;
@@ -1417,15 +1528,31 @@ export interface paths {
                             servers: {
                                 /** @description the agent id */
                                 id: string;
+                                /** @description as reported last: at enrolment, or by the daemon’s heartbeat */
                                 hostname: string;
+                                /** @description as reported last: at enrolment, or by the daemon’s heartbeat */
                                 agent_version: string;
-                                /** @description when its key last authenticated (written at most once a minute); null if never since enrolment */
+                                /** @description when its key last authenticated (written at most once a minute, and at every heartbeat); null if never since enrolment */
                                 last_seen_at: string | null;
                                 /** @description seen in the last 5 minutes, and not revoked */
                                 online: boolean;
+                                tenant_id: string;
                                 environment: string;
                                 enrolled_at: string;
                                 revoked_at: string | null;
+                                /** @description the last heartbeat of `guard-agent daemon`; null when the daemon never ran */
+                                last_heartbeat_at: string | null;
+                                /** @description the host's uptime at the last heartbeat */
+                                uptime_seconds: number | null;
+                                /** @description how long the daemon had run at the last heartbeat */
+                                agent_uptime_seconds: number | null;
+                                /** @description its open bundle request (one at a time), or null */
+                                active_request: {
+                                    id: string;
+                                    /** @description queued, delivered, collecting or uploading */
+                                    state: string;
+                                    created_at: string;
+                                } | null;
                             }[];
                             next_before: string | null;
                         };
@@ -1489,14 +1616,654 @@ export interface paths {
                     content: {
                         "application/json": {
                             id: string;
-                            /** @description as the agent reported it at enrolment */
+                            /** @description as the agent reported it last (enrolment, or the daemon’s heartbeat) */
                             hostname: string;
                             environment: string;
-                            /** @description at enrolment */
+                            /** @description as the agent reported it last (enrolment, or the daemon’s heartbeat) */
                             agent_version: string;
                             enrolled_at: string;
                             /** @description when its API key was revoked (it is refused from then on), or null */
                             revoked_at: string | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/bundle-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask a server for a support bundle (console push): its admins, or support staff when the tenant allows support-initiated collection (else 403, audited). Its agent collects and uploads with trigger console_push */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    server_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A request for a support bundle from one server (console push) */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @description the agent id */
+                            server_id: string;
+                            /** @enum {string} */
+                            state: "queued" | "delivered" | "collecting" | "uploading" | "done" | "failed" | "expired" | "interrupted";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC timestamp
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description a request the agent has not taken by then expires
+                             */
+                            expires_at: string;
+                            /** @description present when done */
+                            bundle_id?: string;
+                            /** @description present when failed */
+                            error?: {
+                                /** @description snake_case cause */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                            /**
+                             * @description present when failed: the step that failed
+                             * @enum {string}
+                             */
+                            step?: "collect" | "presign" | "upload" | "register";
+                            tenant_id: string;
+                            hostname: string;
+                            /** @enum {string} */
+                            requested_by_role: "admin" | "support";
+                            /** @description first handed to the agent */
+                            delivered_at: string | (never | null);
+                            /** @description the agent accepted it */
+                            acknowledged_at: string | (never | null);
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC timestamp
+                             */
+                            collecting_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC timestamp
+                             */
+                            uploading_at: string | null;
+                            /** @description when it became done, failed, expired or interrupted */
+                            finished_at: string | (never | null);
+                            /** @description why it expired, was interrupted or failed, in words */
+                            reason: string | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bundle-requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A bundle request: its state, a time per state, bundle_id when done, error and step when failed */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description A request for a support bundle from one server (console push) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @description the agent id */
+                            server_id: string;
+                            /** @enum {string} */
+                            state: "queued" | "delivered" | "collecting" | "uploading" | "done" | "failed" | "expired" | "interrupted";
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC timestamp
+                             */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description a request the agent has not taken by then expires
+                             */
+                            expires_at: string;
+                            /** @description present when done */
+                            bundle_id?: string;
+                            /** @description present when failed */
+                            error?: {
+                                /** @description snake_case cause */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                            /**
+                             * @description present when failed: the step that failed
+                             * @enum {string}
+                             */
+                            step?: "collect" | "presign" | "upload" | "register";
+                            tenant_id: string;
+                            hostname: string;
+                            /** @enum {string} */
+                            requested_by_role: "admin" | "support";
+                            /** @description first handed to the agent */
+                            delivered_at: string | (never | null);
+                            /** @description the agent accepted it */
+                            acknowledged_at: string | (never | null);
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC timestamp
+                             */
+                            collecting_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC timestamp
+                             */
+                            uploading_at: string | null;
+                            /** @description when it became done, failed, expired or interrupted */
+                            finished_at: string | (never | null);
+                            /** @description why it expired, was interrupted or failed, in words */
+                            reason: string | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bundle-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Bundle requests, newest first (admins and members their tenant’s; support staff every tenant or one) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description support staff only; admins and members read their own tenant's */
+                    tenant_id?: string;
+                    server_id?: string;
+                    state?: "queued" | "delivered" | "collecting" | "uploading" | "done" | "failed" | "expired" | "interrupted";
+                    limit?: number;
+                    /** @description next page: the next_before of the previous page, or an RFC 3339 time (items strictly before it) */
+                    before?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            requests: {
+                                id: string;
+                                /** @description the agent id */
+                                server_id: string;
+                                /** @enum {string} */
+                                state: "queued" | "delivered" | "collecting" | "uploading" | "done" | "failed" | "expired" | "interrupted";
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 UTC timestamp
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description a request the agent has not taken by then expires
+                                 */
+                                expires_at: string;
+                                /** @description present when done */
+                                bundle_id?: string;
+                                /** @description present when failed */
+                                error?: {
+                                    /** @description snake_case cause */
+                                    code: string;
+                                    /** @description what went wrong, for people */
+                                    message: string;
+                                };
+                                /**
+                                 * @description present when failed: the step that failed
+                                 * @enum {string}
+                                 */
+                                step?: "collect" | "presign" | "upload" | "register";
+                                tenant_id: string;
+                                hostname: string;
+                                /** @enum {string} */
+                                requested_by_role: "admin" | "support";
+                                /** @description first handed to the agent */
+                                delivered_at: string | (never | null);
+                                /** @description the agent accepted it */
+                                acknowledged_at: string | (never | null);
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 UTC timestamp
+                                 */
+                                collecting_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 UTC timestamp
+                                 */
+                                uploading_at: string | null;
+                                /** @description when it became done, failed, expired or interrupted */
+                                finished_at: string | (never | null);
+                                /** @description why it expired, was interrupted or failed, in words */
+                                reason: string | null;
+                            }[];
+                            next_before: string | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** guard-agent daemon's heartbeat (agent key): its version, hostname and uptimes; it counts as seen */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        agent_version: string;
+                        hostname: string;
+                        /** @description the host's uptime */
+                        uptime_seconds: number;
+                        /** @description how long the daemon has run */
+                        agent_uptime_seconds?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC timestamp
+                             */
+                            server_time: string;
+                            /** @description send the next heartbeat after this long */
+                            heartbeat_seconds: number;
+                            /** @description the longest wait a command poll is held */
+                            poll_wait_seconds: number;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/commands": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Long poll for commands (agent key): answered at once when there is one, else when one is created or after `wait` seconds with none */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description seconds to hold the poll when there is no command (0: answer at once) */
+                    wait?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            commands: {
+                                /** @description the command id: the request id */
+                                id: string;
+                                /** @enum {string} */
+                                type: "support_bundle";
+                                /** @description goes into the bundle manifest's request_id */
+                                request_id: string;
+                                /**
+                                 * @description delivered for a new command; collecting or uploading for one an earlier run took
+                                 * @enum {string}
+                                 */
+                                state: "queued" | "delivered" | "collecting" | "uploading" | "done" | "failed" | "expired" | "interrupted";
+                                acknowledged?: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 UTC timestamp
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 UTC timestamp
+                                 */
+                                expires_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/commands/{id}/ack": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Acknowledge a command (agent key): the agent took it; it no longer expires */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            state: "queued" | "delivered" | "collecting" | "uploading" | "done" | "failed" | "expired" | "interrupted";
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agent/commands/{id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Report a step or the outcome of a command (agent key); a repeated report changes nothing */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        state: "collecting" | "uploading" | "done" | "failed" | "interrupted";
+                        /** @description with done */
+                        bundle_id?: string;
+                        /** @description with failed */
+                        error?: {
+                            /** @description snake_case cause */
+                            code: string;
+                            /** @description what went wrong, for people */
+                            message: string;
+                        };
+                        /**
+                         * @description with failed
+                         * @enum {string}
+                         */
+                        step?: "collect" | "presign" | "upload" | "register";
+                        /** @description with interrupted (or failed): why, in words */
+                        reason?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** @enum {string} */
+                            state: "queued" | "delivered" | "collecting" | "uploading" | "done" | "failed" | "expired" | "interrupted";
                         };
                     };
                 };
@@ -1915,6 +2682,155 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content?: never;
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/support/bundles/{id}/insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What the service found in a bundle, each finding with its evidence (member and line); pending until it is analysed (audited) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {string} */
+                            state: "pending" | "done" | "failed";
+                            findings: {
+                                /** @description stable dotted code, e.g. log.frequent_error */
+                                code: string;
+                                /** @enum {string} */
+                                severity: "info" | "warning" | "error";
+                                /** @description one line */
+                                title: string;
+                                detail: string;
+                                evidence: {
+                                    /** @description archive member, e.g. agent.log or BUNDLE-MANIFEST.json */
+                                    member: string;
+                                    /** @description 1-based line number in the (decompressed) member */
+                                    line?: number;
+                                }[];
+                            }[];
+                            /** Format: date-time */
+                            analysed_at?: string | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/support/bundles/{id}/lines": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The lines around a line of a bundle member, to read evidence in context (audited) */
+        get: {
+            parameters: {
+                query: {
+                    /** @description an archive member, e.g. agent.log */
+                    member: string;
+                    /** @description the line of the evidence (1-based) */
+                    line: number;
+                    /** @description lines shown before and after */
+                    context?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            member: string;
+                            /** @description the line asked for */
+                            line: number;
+                            /** @description the number of lines[0] */
+                            first_line: number;
+                            /** @description each cut at 2000 characters */
+                            lines: string[];
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
                 };
             };
         };

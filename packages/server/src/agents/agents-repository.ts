@@ -13,17 +13,69 @@ export class AgentsRepository {
     this.#db = db;
   }
 
-  /** Newest enrolled first. */
-  async list(tenantId: string, page: PageRequest): Promise<AgentTable[]> {
+  /** Newest enrolled first; tenantId null lists every tenant's (support staff). */
+  async list(tenantId: string | null, page: PageRequest): Promise<AgentTable[]> {
     let query = this.#db
       .selectFrom('agents')
       .selectAll()
-      .where('tenant_id', '=', tenantId)
       .orderBy('enrolled_at', 'desc')
       .orderBy('id', 'desc')
       .limit(page.limit);
+    if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
     if (page.before) query = query.where(beforeFilter('enrolled_at', 'id', page.before));
     return query.execute();
+  }
+
+  /** tenantId null finds it in any tenant (support staff). */
+  async find(tenantId: string | null, id: string): Promise<AgentTable | undefined> {
+    let query = this.#db.selectFrom('agents').selectAll().where('id', '=', id);
+    if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
+    return query.executeTakeFirst();
+  }
+
+  /**
+   * The open bundle request of each of these agents (console push, one at a time per server);
+   * a request past its expiry that the agent never took is not open, whether or not the sweep
+   * has marked it expired yet.
+   */
+  async openRequests(
+    agentIds: string[],
+    at: Date,
+  ): Promise<Map<string, { id: string; state: string; created_at: string }>> {
+    if (agentIds.length === 0) return new Map();
+    const now = at.toISOString();
+    const rows = await this.#db
+      .selectFrom('bundle_requests')
+      .select(['id', 'agent_id', 'state', 'created_at'])
+      .where('agent_id', 'in', agentIds)
+      .where('state', 'in', ['queued', 'delivered', 'collecting', 'uploading'])
+      .where((eb) => eb.or([eb('acknowledged_at', 'is not', null), eb('expires_at', '>', now)]))
+      .execute();
+    return new Map(rows.map((r) => [r.agent_id, { id: r.id, state: r.state, created_at: r.created_at }]));
+  }
+
+  /**
+   * A heartbeat of `guard-agent daemon`: what it reports of itself (version, hostname, uptimes)
+   * replaces what enrolment or the last heartbeat recorded, and it counts as seen.
+   */
+  async heartbeat(
+    agentId: string,
+    beat: { agentVersion: string; hostname: string; uptimeSeconds: number; agentUptimeSeconds: number | null },
+    at: Date,
+  ): Promise<void> {
+    const now = at.toISOString();
+    await this.#db
+      .updateTable('agents')
+      .set({
+        agent_version: beat.agentVersion,
+        hostname: beat.hostname,
+        uptime_seconds: beat.uptimeSeconds,
+        agent_uptime_seconds: beat.agentUptimeSeconds,
+        last_heartbeat_at: now,
+        last_seen_at: now,
+      })
+      .where('id', '=', agentId)
+      .execute();
   }
 
   /**

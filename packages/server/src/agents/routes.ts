@@ -2,17 +2,19 @@
 //   GET  /v1/agents               newest first, paged like every list (pagination.ts)
 //   POST /v1/agents/{id}/revoke   the agent's API key stops working at once (idempotent, audited)
 //   GET  /v1/servers              the same agents as the console's Servers page shows them, for
-//                                 admins and members (DESIGN §4 fields: last_seen_at, online)
+//                                 admins and members, and support staff (every tenant, or one by
+//                                 ?tenant_id=): DESIGN §4 fields (last_seen_at, online), what the
+//                                 daemon's heartbeat reports, and the open bundle request
 // An agent is never deleted: its bundles and signals keep pointing at it.
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { requireTenantUser } from '../auth/index.ts';
+import { requireTenantUser, requireUser } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { notFound } from '../errors.ts';
 import { nextBefore, parseBefore } from '../pagination.ts';
 import { ErrorResponses, IdParams } from '../route-schemas.ts';
 import { AgentsRepository } from './agents-repository.ts';
-import { AgentList, AgentListQuery, AgentView, agentView, ServerList, serverView } from './schemas.ts';
+import { AgentList, AgentListQuery, AgentView, agentView, ServerList, ServerListQuery, serverView } from './schemas.ts';
 
 export const agentRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
   const agents = new AgentsRepository(deps.db);
@@ -40,18 +42,25 @@ export const agentRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps)
     {
       schema: {
         tags: ['agents'],
-        summary: "The tenant's servers (enrolled agents), newest enrolled first, with last seen and online",
-        querystring: AgentListQuery,
+        summary:
+          "The tenant's servers (enrolled agents), newest enrolled first, with last seen, online, the daemon's " +
+          'heartbeat and the open bundle request (admins, members; support staff every tenant or one)',
+        querystring: ServerListQuery,
         response: { 200: ServerList, ...ErrorResponses },
       },
     },
     async (req) => {
-      const user = requireTenantUser(req, ['admin', 'member']);
+      const user = requireUser(req, ['admin', 'member', 'support']);
+      const tenantId = user.role === 'support' ? (req.query.tenant_id ?? null) : user.tenantId;
       const limit = req.query.limit ?? 50;
-      const rows = await agents.list(user.tenantId, { limit, before: parseBefore(req.query.before) });
+      const rows = await agents.list(tenantId, { limit, before: parseBefore(req.query.before) });
       const now = deps.now();
+      const open = await agents.openRequests(
+        rows.map((r) => r.id),
+        now,
+      );
       return {
-        servers: rows.map((row) => serverView(row, now)),
+        servers: rows.map((row) => serverView(row, now, open.get(row.id))),
         next_before: nextBefore(rows, limit, (a) => [a.enrolled_at, a.id]),
       };
     },

@@ -8,6 +8,11 @@ export type AuditAction =
   | 'bundle.list'
   | 'bundle.show'
   | 'bundle.download'
+  | 'bundle.insights'
+  | 'bundle.lines'
+  | 'bundle_request.create'
+  | 'bundle_request.denied'
+  | 'tenant.settings'
   | 'agent.revoke'
   | 'user.create'
   | 'user.role'
@@ -16,7 +21,8 @@ export type AuditAction =
 
 /**
  * Every support read is written here before the data is returned; so is every agent key
- * revocation and every change an admin makes to the tenant's users. `db` may be a
+ * revocation, every change an admin makes to the tenant's users or settings, and every bundle
+ * request (created, or refused because the tenant does not allow support-initiated collection). `db` may be a
  * transaction: the record then stands or falls with the change it records.
  */
 export async function audit(

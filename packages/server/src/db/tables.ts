@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 // One interface per table. Timestamps are RFC 3339 UTC strings; ids are prefixed random ids.
 
 export type Role = 'admin' | 'member' | 'support';
@@ -6,6 +8,8 @@ export interface TenantTable {
   id: string;
   name: string;
   created_at: string;
+  /** 1 when the tenant's admins let vendor support staff request bundles from its servers. */
+  allow_support_collection: Generated<number>;
 }
 
 export interface UserTable {
@@ -51,6 +55,12 @@ export interface AgentTable {
   revoked_at: string | null;
   /** Written when its key authenticates, at most once a minute (auth/principal.ts). */
   last_seen_at: string | null;
+  /** The host's uptime at the last heartbeat of `guard-agent daemon`. */
+  uptime_seconds: number | null;
+  /** How long the daemon had run at its last heartbeat. */
+  agent_uptime_seconds: number | null;
+  /** The last heartbeat of `guard-agent daemon` (which also updates hostname and agent_version). */
+  last_heartbeat_at: string | null;
 }
 
 export type UploadState = 'presigned' | 'stored' | 'registered';
@@ -78,6 +88,59 @@ export interface BundleTable {
   sha256: string;
   manifest: string;
   uploaded_at: string;
+}
+
+export type BundleRequestState =
+  | 'queued'
+  | 'delivered'
+  | 'collecting'
+  | 'uploading'
+  | 'done'
+  | 'failed'
+  | 'expired'
+  | 'interrupted';
+
+/** A console push: support staff or an admin ask one server (agent) for a bundle. */
+export interface BundleRequestTable {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  state: BundleRequestState;
+  requested_by: string;
+  requested_by_role: 'admin' | 'support';
+  created_at: string;
+  expires_at: string;
+  /** First handed to the agent by a command poll. */
+  delivered_at: string | null;
+  /** How many polls handed it out (a lost answer is handed out again until acknowledged). */
+  deliveries: number;
+  acknowledged_at: string | null;
+  collecting_at: string | null;
+  uploading_at: string | null;
+  finished_at: string | null;
+  bundle_id: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  error_step: string | null;
+  reason: string | null;
+}
+
+export type InsightJobState = 'pending' | 'running' | 'done' | 'failed';
+
+/** The analysis of one bundle: queued at register, claimed with a lease, its findings kept. */
+export interface BundleInsightTable {
+  bundle_id: string;
+  tenant_id: string;
+  agent_id: string;
+  state: InsightJobState;
+  attempts: number;
+  lease_until: string | null;
+  created_at: string;
+  finished_at: string | null;
+  /** JSON array of findings (contract Finding). */
+  findings: string | null;
+  /** JSON: what the next bundle of the same server is compared with (insights/summary.ts). */
+  summary: string | null;
 }
 
 export interface AuditTable {
@@ -203,5 +266,7 @@ export interface Database {
   agents: AgentTable;
   uploads: UploadTable;
   bundles: BundleTable;
+  bundle_requests: BundleRequestTable;
+  bundle_insights: BundleInsightTable;
   audit_log: AuditTable;
 }

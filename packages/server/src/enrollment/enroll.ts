@@ -26,6 +26,9 @@ export async function enrollAgent(
       enrolled_at: now,
       revoked_at: null,
       last_seen_at: null,
+      uptime_seconds: null,
+      agent_uptime_seconds: null,
+      last_heartbeat_at: null,
     },
     now,
   );

@@ -4,6 +4,7 @@
 import { sql } from 'kysely';
 import { type BundleTable, type Db, engineOf } from '../db/index.ts';
 import { isUniqueViolation } from '../errors.ts';
+import { enqueueAnalysis } from '../insights/index.ts';
 import { beforeFilter, type PageRequest } from '../pagination.ts';
 
 /** A bundle with the hostname its agent reported at enrolment. */
@@ -34,7 +35,8 @@ export class BundlesRepository {
   }
 
   /**
-   * Records the bundle and marks its upload slot registered, in one transaction. Registering
+   * Records the bundle, marks its upload slot registered and queues its analysis (insights/),
+   * in one transaction. Registering
    * an object twice keeps the first record: a concurrent register that won is returned with
    * `created: false`.
    */
@@ -52,6 +54,7 @@ export class BundlesRepository {
           .where('object_key', '=', row.object_key)
           .where('tenant_id', '=', tenantId)
           .execute();
+        await enqueueAnalysis(trx, row, row.uploaded_at);
       });
       return { bundle: row, created: true };
     } catch (error) {

@@ -13,4 +13,6 @@ export interface SupportContext {
   maxBundleBytes: number;
   /** 0: no quota. */
   tenantQuotaBytes: number;
+  /** Tells the insights worker a bundle was queued for analysis. */
+  wakeInsights: () => void;
 }

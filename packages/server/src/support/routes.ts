@@ -20,6 +20,7 @@ export const supportRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, dep
     now: deps.now,
     maxBundleBytes: deps.config.maxBundleBytes,
     tenantQuotaBytes: deps.config.limits.tenantQuotaBytes,
+    wakeInsights: deps.insights.wake,
   };
   await app.register(intakeRoutes, ctx);
   await app.register(bundleRoutes, ctx);

@@ -30,6 +30,8 @@ export const TABLES = [
   'agents',
   'uploads',
   'bundles',
+  'bundle_requests',
+  'bundle_insights',
   'audit_log',
   'signals',
   'webhook_endpoints',

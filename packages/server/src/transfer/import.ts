@@ -40,7 +40,7 @@ export interface ImportTarget {
   store: ObjectStore;
 }
 
-/** Rows per INSERT (SQLite allows 32766 bound values; the widest table has 14 columns). */
+/** Rows per INSERT (SQLite allows 32766 bound values; the widest table, bundle_requests, has 20 columns). */
 const INSERT_BATCH = 500;
 /** The largest manifest or ndjson part read into memory. */
 const MAX_TEXT_ENTRY_BYTES = 256 * 1024 * 1024;

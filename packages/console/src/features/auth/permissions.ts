@@ -5,8 +5,12 @@ export type Role = 'admin' | 'member' | 'support';
 
 const RULES = {
   readSignals: ['admin', 'member'],
-  readServers: ['admin', 'member'],
+  readServers: ['admin', 'member', 'support'],
   manageEnrollment: ['admin'],
+  /** Ask a server for a support bundle (console push): support staff only where the tenant allows it. */
+  requestBundles: ['admin', 'support'],
+  /** Whether vendor support may request bundles from the tenant's servers. */
+  manageSupportAccess: ['admin'],
   readBundles: ['admin', 'member', 'support'],
   readAudit: ['admin', 'support'],
   readWebhooks: ['admin', 'member'],

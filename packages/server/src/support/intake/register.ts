@@ -49,7 +49,10 @@ export async function registerBundle(
     uploaded_at: ctx.now().toISOString(),
   });
   // created false: a concurrent register won, and its record is the answer.
-  if (created) log.info({ bundleId: bundle.id, tenantId: bundle.tenant_id, size: bundle.size }, 'bundle registered');
+  if (created) {
+    log.info({ bundleId: bundle.id, tenantId: bundle.tenant_id, size: bundle.size }, 'bundle registered');
+    ctx.wakeInsights();
+  }
   return { created, record: recordOf(bundle) };
 }
 

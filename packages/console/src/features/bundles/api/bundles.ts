@@ -54,3 +54,28 @@ export function useServerChoices(enabled: boolean) {
     enabled,
   });
 }
+
+/** What the service found in the bundle; followed while its analysis is pending. */
+export function useInsights(id: string) {
+  return useQuery({
+    queryKey: ['bundle-insights', id],
+    queryFn: () => unwrap(api.GET('/v1/support/bundles/{id}/insights', { params: { path: { id } } })),
+    refetchInterval: (query) => (query.state.data?.state === 'pending' ? 2000 : false),
+  });
+}
+
+/** Lines around one line of a member: a finding's evidence, in context. */
+export function useMemberLines(id: string, member: string, line: number, context: number) {
+  return useQuery({
+    queryKey: ['bundle-lines', id, member, line, context],
+    queryFn: () =>
+      unwrap(api.GET('/v1/support/bundles/{id}/lines', { params: { path: { id }, query: { member, line, context } } })),
+    enabled: member !== '' && line > 0,
+  });
+}
+
+/** Where a piece of evidence is shown in context. */
+export function evidencePath(bundleId: string, member: string, line: number | undefined): string {
+  const q = new URLSearchParams({ member, line: String(line ?? 1) });
+  return `/support/bundles/${encodeURIComponent(bundleId)}/lines?${q}`;
+}

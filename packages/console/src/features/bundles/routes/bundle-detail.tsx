@@ -6,6 +6,7 @@ import { TableWrap } from '../../../components/table-wrap.tsx';
 import { formatBytes } from '../../../lib/bytes.ts';
 import { Gate } from '../../auth/index.ts';
 import { bundleDownloadUrl, useBundle } from '../api/bundles.ts';
+import { Insights } from '../components/insights.tsx';
 
 const BACK = { label: 'Back to the list', to: '/support/bundles' };
 
@@ -60,6 +61,8 @@ function BundleDetail() {
           <dd className="mono">{b.sha256}</dd>
         </dl>
       </section>
+
+      <Insights bundleId={b.bundle_id} />
 
       <section aria-labelledby="bundle-contents">
         <h2 id="bundle-contents">Contents</h2>

@@ -1,17 +1,37 @@
+import { useState } from 'react';
 import { Page } from '../../../components/page.tsx';
 import { EmptyState, ErrorNotice, TableSkeleton } from '../../../components/query-states.tsx';
-import { Gate, useCan } from '../../auth/index.ts';
-import { useServers } from '../api/servers.ts';
+import { Gate, useCan, useUser } from '../../auth/index.ts';
+import { useBundleRequests, useRequestBundle, useServers } from '../api/servers.ts';
+import { BundleRequests } from '../components/bundle-requests.tsx';
 import { EnrollmentTokens } from '../components/enrollment-tokens.tsx';
-import { ServerTable } from '../components/server-table.tsx';
+import { type ServerRow, ServerTable } from '../components/server-table.tsx';
+import { SupportAccess } from '../components/support-access.tsx';
 
 function Servers() {
+  const { role } = useUser();
   const servers = useServers();
+  const requests = useBundleRequests();
+  const request = useRequestBundle();
+  const [failed, setFailed] = useState<{ host: string; message: string } | undefined>();
   const canEnroll = useCan('manageEnrollment');
+  const canRequest = useCan('requestBundles');
+  const canManageAccess = useCan('manageSupportAccess');
+  const ask = (s: ServerRow) => {
+    setFailed(undefined);
+    request.mutate(s.id, { onError: (error) => setFailed({ host: s.hostname, message: error.message }) });
+  };
   return (
-    <Page title="Servers" description="Hosts whose agent is enrolled with your organisation.">
+    <Page
+      title="Servers"
+      description={
+        role === 'support'
+          ? "Every tenant's enrolled hosts. Ask one for a support bundle where its tenant allows it."
+          : 'Hosts whose agent is enrolled with your organisation.'
+      }
+    >
       {servers.isPending ? (
-        <TableSkeleton columns={6} rows={4} label="servers" />
+        <TableSkeleton columns={7} rows={4} label="servers" />
       ) : servers.isError ? (
         <ErrorNotice error={servers.error} what="the servers" onRetry={() => servers.refetch()} />
       ) : servers.data.servers.length === 0 ? (
@@ -23,8 +43,23 @@ function Servers() {
           </p>
         </EmptyState>
       ) : (
-        <ServerTable servers={servers.data.servers} />
+        <ServerTable
+          servers={servers.data.servers}
+          showTenant={role === 'support'}
+          canRequest={canRequest}
+          requesting={request.isPending ? request.variables : undefined}
+          onRequest={ask}
+        />
       )}
+      {failed && (
+        <div className="notice error" role="alert">
+          <p>
+            <strong>Could not request a bundle from {failed.host}.</strong> {failed.message}
+          </p>
+        </div>
+      )}
+      {requests.data && <BundleRequests requests={requests.data.requests} />}
+      {canManageAccess && <SupportAccess />}
       {canEnroll && <EnrollmentTokens />}
     </Page>
   );

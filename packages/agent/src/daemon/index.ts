@@ -1,0 +1,7 @@
+// `guard-agent daemon`: heartbeats, long-polls the service for commands and makes the
+// console-pushed bundles they ask for (docs/guard-agent-daemon.md). What other folders may use of it:
+
+export { type DaemonOptions, runDaemon } from './daemon.ts';
+export { startJob } from './job-runner.ts';
+export { createLog, type DaemonLog } from './log.ts';
+export { serviceClient } from './service.ts';

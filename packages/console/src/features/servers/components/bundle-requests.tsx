@@ -1,0 +1,94 @@
+import { Link } from 'react-router';
+import { RelativeTime } from '../../../components/relative-time.tsx';
+import { TableWrap } from '../../../components/table-wrap.tsx';
+import { isOpenRequest } from '../api/servers.ts';
+
+export interface RequestRow {
+  id: string;
+  server_id: string;
+  hostname: string;
+  state: string;
+  created_at: string;
+  finished_at: string | null;
+  requested_by_role: string;
+  bundle_id?: string;
+  error?: { code: string; message: string };
+  step?: string;
+  reason: string | null;
+}
+
+const TONES: Record<string, string> = {
+  done: 'ok',
+  failed: 'danger',
+  expired: 'warn',
+  interrupted: 'warn',
+};
+
+/** What became of a request, in words. */
+function Outcome({ r }: { r: RequestRow }) {
+  if (r.state === 'done' && r.bundle_id)
+    return <Link to={`/support/bundles/${encodeURIComponent(r.bundle_id)}`}>Open bundle</Link>;
+  if (r.state === 'failed')
+    return (
+      <span className="wrap">
+        {r.step ? `The ${r.step} step failed: ` : ''}
+        {r.error?.message ?? r.reason}
+      </span>
+    );
+  if (r.reason) return <span className="wrap">{r.reason}</span>;
+  return <span className="hint">in progress</span>;
+}
+
+/** The newest bundle requests, live while one is open; the newest one's state is announced. */
+export function BundleRequests({ requests }: { requests: RequestRow[] }) {
+  const newest = requests[0];
+  return (
+    <section aria-labelledby="bundle-requests">
+      <h2 id="bundle-requests">Bundle requests</h2>
+      <p role="status" className="hint">
+        {newest
+          ? `Latest: ${newest.hostname}, ${newest.state}${isOpenRequest(newest.state) ? '…' : '.'}`
+          : 'No bundle has been requested yet.'}
+      </p>
+      {requests.length > 0 && (
+        <TableWrap>
+          <table>
+            <caption className="visually-hidden">Bundle requests, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Server</th>
+                <th scope="col">State</th>
+                <th scope="col">Requested</th>
+                <th scope="col">Finished</th>
+                <th scope="col">Outcome</th>
+              </tr>
+            </thead>
+            <tbody>
+              {requests.map((r) => (
+                <tr key={r.id}>
+                  <td className="wrap">
+                    {r.hostname}
+                    <div className="mono hint">{r.id}</div>
+                  </td>
+                  <td>
+                    <span className={`badge ${TONES[r.state] ?? 'info'}`}>{r.state}</span>
+                  </td>
+                  <td className="nowrap">
+                    <RelativeTime at={r.created_at} />
+                    <div className="hint">by {r.requested_by_role === 'support' ? 'support' : 'an admin'}</div>
+                  </td>
+                  <td className="nowrap">
+                    <RelativeTime at={r.finished_at} />
+                  </td>
+                  <td>
+                    <Outcome r={r} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,26 @@
+// Console-pushed support bundles (DESIGN §4 contract — bundle requests): people create and
+// follow requests (console-routes.ts); `guard-agent daemon` heartbeats, long-polls for them
+// and reports each step (agent-routes.ts).
+
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { AgentsRepository } from '../agents/index.ts';
+import type { AppDeps } from '../deps.ts';
+import { TenantsRepository } from '../tenants/index.ts';
+import { agentCommandRoutes } from './agent-routes.ts';
+import { BundleRequestsRepository } from './bundle-requests-repository.ts';
+import { consoleRequestRoutes } from './console-routes.ts';
+import type { RequestsContext } from './context.ts';
+
+export const bundleRequestRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
+  const ctx: RequestsContext = {
+    requests: new BundleRequestsRepository(deps.db),
+    agents: new AgentsRepository(deps.db),
+    tenants: new TenantsRepository(deps.db),
+    hub: deps.commands,
+    db: deps.db,
+    now: deps.now,
+    ttlMs: deps.config.bundleRequestTtlMs,
+  };
+  await app.register(consoleRequestRoutes, ctx);
+  await app.register(agentCommandRoutes, ctx);
+};

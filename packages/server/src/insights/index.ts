@@ -1,0 +1,6 @@
+// Bundle insights: every registered bundle is queued (enqueueAnalysis, in the registering
+// transaction) and analysed once by the worker (analysis/), streaming the stored archive
+// through the object store; people read the findings and the evidence lines in context.
+export { enqueueAnalysis } from './insights-repository.ts';
+export { insightRoutes } from './routes.ts';
+export { INSIGHTS_POLL_MS, INSIGHTS_TIMEOUT_MS, InsightsWorker } from './worker.ts';

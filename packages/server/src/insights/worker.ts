@@ -1,0 +1,156 @@
+// Analyses stored bundles, one at a time per process (bounded memory), as named steps:
+// claim (a lease on the next queued bundle) → read the archive once through the object store
+// (analysis/read-archive.ts, within a deadline) → gather what the service knows around it →
+// build the findings (analysis/findings.ts) → record them. Woken when a bundle is registered; otherwise it looks
+// for work every pollMs, so bundles queued before a restart, or by another replica, are taken.
+// Whatever a bundle holds, the worst it gets is one "could not analyse" finding: nothing it
+// contains can stop the worker or harm the service.
+
+import { parseManifest } from '@guard/contract';
+import { buildFindings, couldNotAnalyse, newestVersion, readArchive, Unanalysable } from '../analysis/index.ts';
+import type { Db } from '../db/index.ts';
+import type { Logger } from '../logger.ts';
+import type { ObjectStore } from '../objects/index.ts';
+import { type ClaimedBundle, InsightsRepository, MAX_ATTEMPTS } from './insights-repository.ts';
+
+export interface InsightsWorkerDeps {
+  db: Db;
+  store: ObjectStore;
+  now: () => Date;
+  log: Logger;
+}
+
+export interface InsightsWorkerOptions {
+  /** One bundle's analysis ends after this (Unanalysable: "did not finish within"). */
+  timeoutMs: number;
+  /** Looks for queued bundles this often when nothing woke it. */
+  pollMs: number;
+}
+
+export const INSIGHTS_TIMEOUT_MS = 10 * 60_000;
+export const INSIGHTS_POLL_MS = 5_000;
+/** The lease outlasts the deadline: a lease never lapses under a live analysis. */
+const LEASE_MARGIN_MS = 60_000;
+
+export class InsightsWorker {
+  readonly #deps: InsightsWorkerDeps;
+  readonly #options: InsightsWorkerOptions;
+  readonly #jobs: InsightsRepository;
+  #running = false;
+  #timer: NodeJS.Timeout | undefined;
+  #tick: Promise<void> | undefined;
+  #again = false;
+  #stop = new AbortController();
+
+  constructor(deps: InsightsWorkerDeps, options: InsightsWorkerOptions) {
+    this.#deps = deps;
+    this.#options = options;
+    this.#jobs = new InsightsRepository(deps.db);
+  }
+
+  async start(options: { releaseLeases: boolean }): Promise<void> {
+    if (options.releaseLeases) await this.#jobs.releaseLeases();
+    this.#running = true;
+    this.#stop = new AbortController();
+    this.wake();
+  }
+
+  /** Look for work now (a bundle was registered). */
+  wake(): void {
+    if (!this.#running) return;
+    if (this.#tick) {
+      this.#again = true;
+      return;
+    }
+    clearTimeout(this.#timer);
+    this.#tick = this.#work()
+      .catch((error) => this.#deps.log.error({ err: error }, 'bundle analysis failed'))
+      .finally(() => {
+        this.#tick = undefined;
+        if (!this.#running) return;
+        if (this.#again) {
+          this.#again = false;
+          this.wake();
+        } else {
+          this.#timer = setTimeout(() => this.wake(), this.#options.pollMs);
+          this.#timer.unref();
+        }
+      });
+  }
+
+  /** Stops: an analysis under way is abandoned and its bundle handed back for the next start. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    clearTimeout(this.#timer);
+    this.#stop.abort();
+    await this.#tick;
+  }
+
+  /** Settles once nothing is queued (for tests). */
+  async idle(): Promise<void> {
+    while (this.#tick) await this.#tick;
+  }
+
+  async #work(): Promise<void> {
+    while (this.#running) {
+      const at = this.#deps.now();
+      const claimed = await this.#jobs.claim(at, new Date(at.getTime() + this.#options.timeoutMs + LEASE_MARGIN_MS));
+      if (!claimed) return;
+      await this.#analyse(claimed);
+    }
+  }
+
+  async #analyse(job: ClaimedBundle): Promise<void> {
+    const { log } = this.#deps;
+    const failed = (reason: string, member?: string) =>
+      this.#jobs.finish(
+        job.bundleId,
+        { state: 'failed', findings: [couldNotAnalyse(reason, member)], summary: null },
+        this.#deps.now(),
+      );
+    if (job.attempts > MAX_ATTEMPTS) {
+      log.warn({ bundleId: job.bundleId, attempts: job.attempts - 1 }, 'bundle analysis given up');
+      await failed(`its analysis was started ${MAX_ATTEMPTS} times and never finished`);
+      return;
+    }
+    const started = Date.now();
+    try {
+      const manifest = parseManifest(JSON.parse(job.manifest));
+      const object = await this.#deps.store.open(job.objectKey);
+      if (!object) {
+        await failed('the bundle file is no longer in the object store');
+        return;
+      }
+      const facts = await readArchive(object.body, manifest, {
+        deadlineMs: this.#options.timeoutMs,
+        signal: this.#stop.signal,
+      });
+      const [requestCreatedAt, versions, previous] = await Promise.all([
+        manifest.request_id ? this.#jobs.requestCreatedAt(job.agentId, manifest.request_id) : undefined,
+        this.#jobs.tenantVersions(job.tenantId),
+        this.#jobs.previous(job.agentId, { uploadedAt: job.uploadedAt, bundleId: job.bundleId }),
+      ]);
+      const { findings, summary } = buildFindings(facts, {
+        manifest,
+        uploadedAt: job.uploadedAt,
+        requestCreatedAt,
+        newestTenantVersion: newestVersion([...versions, manifest.agent_version]),
+        previous,
+      });
+      await this.#jobs.finish(job.bundleId, { state: 'done', findings, summary }, this.#deps.now());
+      log.info({ bundleId: job.bundleId, findings: findings.length, ms: Date.now() - started }, 'bundle analysed');
+    } catch (error) {
+      if (this.#stop.signal.aborted) {
+        await this.#jobs.release(job.bundleId, job.attempts - 1);
+        return;
+      }
+      if (error instanceof Unanalysable) {
+        log.warn({ bundleId: job.bundleId, reason: error.message }, 'bundle could not be analysed');
+        await failed(error.message, error.member);
+        return;
+      }
+      log.error({ err: error, bundleId: job.bundleId }, 'bundle analysis failed unexpectedly');
+      await failed('the analysis failed unexpectedly (the service logged why)');
+    }
+  }
+}
