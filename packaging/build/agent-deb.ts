@@ -9,7 +9,7 @@ import { AGENT_SEA, ensureAgentSea } from './agent-sea.ts';
 import { buildOnce, sourceHash } from './cache.ts';
 import { copyright } from './copyright.ts';
 import { buildDeb, COMPRESSION, type DebSpec, type Flavour, writeDocs, writeGzip } from './deb.ts';
-import { DIST, PACKAGING, releaseVersion } from './paths.ts';
+import { DIST, PACKAGING, ROOT, releaseVersion } from './paths.ts';
 
 const SRC = join(PACKAGING, 'agent');
 
@@ -49,8 +49,9 @@ export async function buildAgentDeb(
   await install(AGENT_SEA, join(stage, 'usr', 'bin', 'guard-agent'), 0o755);
   await install(join(SRC, 'agent.yaml'), join(stage, 'etc', 'guard', 'agent.yaml'), 0o644);
   await install(join(SRC, 'guard-agent.logrotate'), join(stage, 'etc', 'logrotate.d', 'guard-agent'), 0o644);
+  // The unit the agent package itself keeps (and tests); one file, whatever installs it.
   await install(
-    join(SRC, 'guard-agent.service'),
+    join(ROOT, 'packages', 'agent', 'systemd', 'guard-agent.service'),
     join(stage, 'lib', 'systemd', 'system', 'guard-agent.service'),
     0o644,
   );
@@ -92,6 +93,7 @@ presigned URLs. One executable with the Node.js runtime inside.`,
 
 const INPUTS = [
   'packaging/agent',
+  'packages/agent/systemd',
   'packaging/build/agent-deb.ts',
   'packaging/build/deb.ts',
   'packaging/build/copyright.ts',

@@ -88,6 +88,7 @@ describe('guard-agent .deb', () => {
       'guard-agent-enroll',
       'guard-agent-support-bundle-collect',
       'guard-agent-support-bundle-upload',
+      'guard-agent-daemon',
     ])
       assert.match(must('man', ['-w', page]), new RegExp(`/usr/share/man/man1/${page}\\.1\\.gz`));
   });
