@@ -35,8 +35,11 @@ parentPort.on('message', () => {
 `;
 
 export interface Checkpointer {
-  /** Stops the thread (its connection closes; the server's connection checkpoints on its own close). */
-  stop(): void;
+  /**
+   * Stops the thread; resolves once it has closed its connection and exited, so that the
+   * server's connection closes last (checkpointing the WAL fully) and nothing holds the files.
+   */
+  stop(): Promise<void>;
 }
 
 export function startCheckpointer(path: string): Checkpointer {
@@ -49,9 +52,11 @@ export function startCheckpointer(path: string): Checkpointer {
   });
   worker.unref();
   worker.on('error', () => {}); // a failed checkpointer leaves the WAL to grow until close, never the server down
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
     stop() {
       worker.postMessage('stop');
+      return exited;
     },
   };
 }

@@ -5,7 +5,7 @@
 
 import { closeSync, openSync } from 'node:fs';
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import { type SqliteDatabase, SqliteDialect } from 'kysely';
+import { type Driver, type SqliteDatabase, SqliteDialect, SqliteDriver } from 'kysely';
 import { JOURNAL_SIZE_LIMIT } from './sqlite-checkpointer.ts';
 
 /** `checkpoints: false`: this connection never checkpoints; a checkpointer thread does (sqlite-checkpointer.ts). */
@@ -13,10 +13,12 @@ export function openSqlite(path: string, options: { checkpoints: boolean } = { c
   // Create the file owner-only before SQLite opens it: it holds credential hashes.
   closeSync(openSync(path, 'a', 0o600));
   const db = new DatabaseSync(path);
+  // First: switching to WAL takes a lock, which another connection on its way out (a stopped
+  // server's checkpointer closing) may hold for a moment.
+  db.exec('PRAGMA busy_timeout = 5000');
   db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
-  db.exec('PRAGMA busy_timeout = 5000');
   db.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
   if (!options.checkpoints) db.exec('PRAGMA wal_autocheckpoint = 0');
   return db;
@@ -58,12 +60,14 @@ export class Statements {
   }
 }
 
-export function nodeSqliteDialect(statements: Statements, onClose?: () => void): SqliteDialect {
+/**
+ * `beforeClose` runs, and is awaited, before the connection closes on `db.destroy()`: the
+ * checkpointer thread's stop, so that the server's connection is the last one and no thread
+ * still holds the files when destroy() resolves.
+ */
+export function nodeSqliteDialect(statements: Statements, beforeClose?: () => Promise<void>): SqliteDialect {
   const database: SqliteDatabase = {
-    close: () => {
-      onClose?.();
-      statements.db.close();
-    },
+    close: () => statements.db.close(),
     prepare(sql: string) {
       const { stmt, reader } = statements.prepare(sql);
       return {
@@ -77,5 +81,16 @@ export function nodeSqliteDialect(statements: Statements, onClose?: () => void):
       };
     },
   };
-  return new SqliteDialect({ database });
+  const config = { database };
+  if (!beforeClose) return new SqliteDialect(config);
+  return new (class extends SqliteDialect {
+    override createDriver(): Driver {
+      return new (class extends SqliteDriver {
+        override async destroy(): Promise<void> {
+          await beforeClose();
+          await super.destroy();
+        }
+      })(config);
+    }
+  })(config);
 }
