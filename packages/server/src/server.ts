@@ -25,6 +25,7 @@ import {
   createMetrics,
   DeliveryWorker,
   ensurePartitions,
+  eraseExpiredSecrets,
   PostgresDeliveryQueue,
   pruneDeliveries,
   SqliteDeliveryQueue,
@@ -225,7 +226,8 @@ export async function startServer(
 
 /**
  * One maintenance run, each job on one replica at a time (the others skip it): unregistered
- * uploads past their expiry, PostgreSQL's partitions ahead, delivery retention. A failing job
+ * uploads past their expiry, PostgreSQL's partitions ahead, old webhook secrets whose grace
+ * period ended, delivery retention. A failing job
  * is logged and tried again at the next run.
  */
 export async function maintain(
@@ -255,6 +257,11 @@ export async function maintain(
       const made = await ensurePartitions(db, deps.now());
       if (made.length > 0) log.info({ partitions: made }, 'made delivery partitions');
     });
+  // Old secrets of rotations whose grace period ended (the worker stopped using them then).
+  await job('secret-rotation-expiry', async () => {
+    const n = await eraseExpiredSecrets(db, deps.now());
+    if (n > 0) log.info({ endpoints: n }, 'erased old webhook secrets whose grace period ended');
+  });
   await job('delivery-retention', async () => {
     const r = await pruneDeliveries(db, deps.now(), config.deliveryRetentionMs);
     if (r.attempts + r.deliveries + r.partitions.length > 0) log.info(r, 'pruned old deliveries');
