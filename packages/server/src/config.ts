@@ -46,8 +46,12 @@ export interface ServerConfig {
   maxBundleBytes: number;
   /** How often unregistered, expired uploads are collected and old deliveries pruned. */
   gcIntervalSeconds: number;
-  /** Attempts, and deliveries completed, longer ago than this are deleted (retention.ts). */
-  deliveryRetentionMs: number;
+  /**
+   * How long each tenant's delivery log (attempts, completed deliveries) is kept
+   * (retention.ts): `defaultDays` for a tenant that chose nothing, and at most `maxDays`
+   * whatever it chose.
+   */
+  deliveryRetention: { defaultDays: number; maxDays: number };
   /** Where /metrics is served; undefined: nowhere. `explicit`: configured, not the default. */
   metricsListen: { host: string; port: number; explicit: boolean } | undefined;
   /** Intake limits: timeouts of slow peers, concurrent PUTs, stored bytes per tenant. */
@@ -138,6 +142,13 @@ export const SETTINGS = [
     env: 'GUARD_SERVER_DELIVERY_RETENTION_DAYS',
     file: 'delivery_retention_days',
     default: '30',
+  },
+  {
+    key: 'deliveryRetentionMaxDays',
+    flag: 'delivery-retention-max-days',
+    env: 'GUARD_SERVER_DELIVERY_RETENTION_MAX_DAYS',
+    file: 'delivery_retention_max_days',
+    default: '90',
   },
   {
     key: 'metricsListen',
@@ -466,7 +477,10 @@ export function loadServerConfig(
     logLevel: raw.logLevel as ServerConfig['logLevel'],
     maxBundleBytes: integer('maxBundleBytes', 1),
     gcIntervalSeconds: integer('gcIntervalSeconds', 1, 86_400),
-    deliveryRetentionMs: integer('deliveryRetentionDays', 1, 36_500) * 86_400_000,
+    deliveryRetention: {
+      defaultDays: integer('deliveryRetentionDays', 1, 36_500),
+      maxDays: integer('deliveryRetentionMaxDays', 1, 36_500),
+    },
     metricsListen,
     limits: {
       headerTimeoutMs: timeoutMs('headerTimeoutSeconds'),
@@ -597,6 +611,10 @@ function refuseContradictions(c: ServerConfig): void {
   if (w.leaseMs < w.timeoutMs + LEASE_MARGIN_MS)
     throw new ConfigError(
       `${named('webhookLeaseMs')} is ${w.leaseMs} ms, but must be at least ${named('webhookTimeoutMs')} (${w.timeoutMs} ms) plus ${LEASE_MARGIN_MS / 1000} s: a lease that ends before its attempt lets a second attempt of the same delivery run at once`,
+    );
+  if (c.deliveryRetention.defaultDays > c.deliveryRetention.maxDays)
+    throw new ConfigError(
+      `${named('deliveryRetentionDays')} is ${c.deliveryRetention.defaultDays} days, more than ${named('deliveryRetentionMaxDays')} (${c.deliveryRetention.maxDays}): the default retention must lie within the maximum a tenant may choose`,
     );
   if (
     c.metricsListen &&

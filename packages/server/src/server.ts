@@ -263,7 +263,7 @@ export async function maintain(
     if (n > 0) log.info({ endpoints: n }, 'erased old webhook secrets whose grace period ended');
   });
   await job('delivery-retention', async () => {
-    const r = await pruneDeliveries(db, deps.now(), config.deliveryRetentionMs);
+    const r = await pruneDeliveries(db, deps.now(), config.deliveryRetention);
     if (r.attempts + r.deliveries + r.partitions.length > 0) log.info(r, 'pruned old deliveries');
   });
 }

@@ -84,4 +84,25 @@ export const signalRoutes: FastifyPluginAsyncTypebox<AppDeps & { wakeDeliveries:
       return signalView(row);
     },
   );
+
+  app.delete(
+    '/v1/signals/:id/payload',
+    {
+      schema: {
+        tags: ['signals'],
+        summary:
+          "Erase a signal's payload (admin; audited): description and identity blanked, its deliveries' stored " +
+          'response excerpts and signatures removed, deliveries not yet attempted failed; the signal stays as a tombstone',
+        params: IdParams,
+        response: { 200: SignalView, ...ErrorResponses },
+      },
+    },
+    async (req) => {
+      const user = requireTenantUser(req, ['admin']);
+      const row = await signals.erasePayload(user.tenantId, req.params.id, { actor: user, at: deps.now() });
+      if (!row) throw notFound('signal');
+      req.log.info({ signalId: row.id }, "signal's payload erased");
+      return signalView(row);
+    },
+  );
 };

@@ -9,6 +9,6 @@ export { sealPlaintextHeaders } from './endpoint-headers.ts';
 export { eraseExpiredSecrets } from './endpoints-repository.ts';
 export { createDeliveryAgent } from './http-client.ts';
 export { createMetrics, type WebhookMetrics } from './metrics.ts';
-export { pruneDeliveries } from './retention.ts';
+export { effectiveRetentionDays, pruneDeliveries, type RetentionPolicy } from './retention.ts';
 export { webhookRoutes } from './routes.ts';
 export { DeliveryWorker } from './worker.ts';
