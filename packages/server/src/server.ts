@@ -20,6 +20,7 @@ import { loadOrCreateMasterKey } from './master-key.ts';
 import { listenMetrics, type MetricsListener } from './metrics-listener.ts';
 import { collectExpiredUploads, openObjectStore } from './objects/index.ts';
 import { SignalOutbox } from './signals/index.ts';
+import { NO_TRACER, startTracing, type Tracer } from './tracing/index.ts';
 import {
   createDeliveryAgent,
   createMetrics,
@@ -59,6 +60,7 @@ export async function openDeps(
   publicUrl: () => string,
   log: Logger,
   extraCa?: string[],
+  tracer: Tracer = NO_TRACER,
 ): Promise<AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker }> {
   // SQLite always migrates (one process owns it); replicas on PostgreSQL migrate only when told
   // (--migrate), else refuse a database that lacks this release's migrations.
@@ -87,6 +89,7 @@ export async function openDeps(
       random: Math.random,
       metrics,
       log,
+      tracer,
     },
     {
       concurrency: w.concurrency,
@@ -114,6 +117,7 @@ export async function openDeps(
     outbox: new SignalOutbox(queue, { maxInFlight: engineOf(db) === 'postgres' ? 2 : 1 }),
     commands: new CommandHub(),
     insights: { wake: () => analyser.wake() },
+    tracer,
     worker,
     analyser,
   };
@@ -126,6 +130,8 @@ export async function startServer(
   // --public-url, or else the address actually listened on (known only after listen()).
   let publicUrl = config.publicUrl;
   const logger = createLogger(config.logLevel, { enabled: options.logger !== false });
+  // The OpenTelemetry SDK is loaded only when OTEL_* turned tracing on (config.ts).
+  const tracer = config.tracing ? await startTracing(config.tracing) : NO_TRACER;
   const deps = await openDeps(
     config,
     options.now ?? (() => new Date()),
@@ -135,6 +141,7 @@ export async function startServer(
     },
     logger,
     options.deliveryCa,
+    tracer,
   );
   let lock: DataDirLock;
   try {
@@ -217,6 +224,7 @@ export async function startServer(
       await app.close();
       await deps.analyser.stop();
       await deps.worker.stop();
+      await deps.tracer.shutdown(); // the spans still batched are exported
       await deps.db.destroy();
       deps.store.close();
       await lock.release();

@@ -14,6 +14,7 @@
 
 import type { Dispatcher } from 'undici';
 import type { WebhookDeliveryTable } from '../db/index.ts';
+import { NO_TRACER, type SpanHandle, type Tracer } from '../tracing/index.ts';
 import type { ClaimedDelivery, DeliveryEndpointRow, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
 import { openHeaders } from './endpoint-headers.ts';
 import { buildAttempt } from './envelope.ts';
@@ -49,12 +50,16 @@ export interface WorkerDeps {
   random: () => number;
   metrics: WebhookMetrics;
   log: WorkerLog;
+  /** A span per attempt, child of the signal's traceparent; the no-op tracer when tracing is off. */
+  tracer?: Tracer;
 }
 
 /** An endpoint with its secrets and header values opened, cached until its row changes. */
 interface OpenedEndpoint {
   row: DeliveryEndpointRow;
   url: string;
+  /** The URL's host and port: the only part of it a span records (never its path or query). */
+  host: string;
   enabled: boolean;
   secret: string;
   /** During a secret rotation: the secret being replaced, and when its grace period ends. */
@@ -73,6 +78,7 @@ interface PreparedAttempt {
   url: string;
   headers: Record<string, string>;
   body: string;
+  span: SpanHandle;
 }
 
 /** A failed attempt (or a delivery given up without one), logged once its outcome is written. */
@@ -220,14 +226,28 @@ export class DeliveryWorker {
         return { delivery, attempt, startedAt, durationMs: 0, result: { kind: 'abandoned', reason } };
       }
       const secrets = signingSecrets(endpoint, signal.id === endpoint.proofSignalId, startedAt);
+      // The attempt's span is a child of the signal's trace, and the receiver's parent: its
+      // traceparent goes out (with tracing off, the signal's own passes through).
+      const span = (this.deps.tracer ?? NO_TRACER).startSpan('webhook attempt', {
+        kind: 'client',
+        parent: signal.traceparent ?? undefined,
+        attributes: {
+          'http.request.method': 'POST',
+          'server.address': endpoint.host,
+          'guard.delivery.id': delivery.id,
+          'guard.endpoint.id': delivery.endpoint_id,
+          'guard.signal.id': signal.id,
+          'guard.attempt': attempt,
+        },
+      });
       const { body, headers } = buildAttempt(
         signal,
         delivery,
-        { secrets, headers: endpoint.headers, traceparent: signal.traceparent },
+        { secrets, headers: endpoint.headers, traceparent: span.traceparent },
         this.deps.consoleBaseUrl(),
         startedAt,
       );
-      return { delivery, attempt, startedAt, url: endpoint.url, headers, body };
+      return { delivery, attempt, startedAt, url: endpoint.url, headers, body, span };
     } catch (e) {
       this.deps.log.error({ err: e, deliveryId: delivery.id }, 'webhook attempt failed before sending');
       return {
@@ -256,6 +276,11 @@ export class DeliveryWorker {
     } catch (e) {
       result = { kind: 'error', error: describeError(e, timeoutMs) };
     }
+    if (result.kind === 'response') {
+      p.span.setAttributes({ 'http.response.status_code': result.status });
+      if (result.status < 200 || result.status >= 300) p.span.fail(`HTTP ${result.status}`);
+    } else p.span.fail(result.error);
+    p.span.end();
     const durationMs = Math.round(performance.now() - t0);
     this.deps.metrics.attemptDuration.observe(durationMs / 1000);
     const sent = { signature: p.headers['guard-signature'], traceparent: p.headers.traceparent ?? null };
@@ -335,6 +360,7 @@ export class DeliveryWorker {
     const fresh: OpenedEndpoint = {
       row,
       url: row.url,
+      host: hostOf(row.url),
       enabled: row.enabled === 1,
       secret: open(this.deps.secretKey, row.secret_sealed, id),
       previousSecret: previous ? open(this.deps.secretKey, row.previous_secret_sealed as string, id) : undefined,
@@ -344,6 +370,14 @@ export class DeliveryWorker {
     };
     this.endpoints.set(id, fresh);
     return fresh;
+  }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
   }
 }
 
