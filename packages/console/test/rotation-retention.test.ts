@@ -60,9 +60,9 @@ describe('an admin rotates a signing secret and sets retention in the console', 
     await world?.close();
   });
 
-  test('the endpoint page shows the signing secret card with Rotate secret and its grace period', async () => {
+  test('the endpoint page shows the Secret rotation card with Rotate secret and its grace period', async () => {
     await open(page, `/settings/integrations/webhooks/${endpointId}`);
-    await page.getByRole('heading', { name: 'Signing secret' }).waitFor();
+    await page.getByRole('heading', { name: 'Secret rotation' }).waitFor();
     await page.getByText('none in progress').waitFor();
     assert.equal(await page.getByLabel('Grace period').inputValue(), '86400', '24 hours by default');
     await checkPage(page, 'endpoint-rotate-secret');

@@ -61,7 +61,7 @@ export function SecretRotation({ endpoint: e, canWrite }: { endpoint: Endpoint; 
   const r = e.rotation;
   return (
     <section className="card" aria-labelledby="secret-rotation-heading">
-      <h2 id="secret-rotation-heading">Signing secret</h2>
+      <h2 id="secret-rotation-heading">Secret rotation</h2>
       <dl className="details">
         <dt>Current secret</dt>
         <dd>
