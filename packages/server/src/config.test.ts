@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ConfigError, LEASE_MARGIN_MS, loadServerConfig, parseServerArgs, SETTINGS } from './config.ts';
+import { ConfigError, LEASE_MARGIN_MS, loadServerConfig, parseServerArgs, SETTINGS, tracingConfig } from './config.ts';
 
 let dir: string;
 before(async () => {
@@ -194,5 +194,100 @@ describe('server configuration', () => {
       refused(() => parseServerArgs(['--listen', '--data-dir', 'd']), /^--listen needs a value$/);
       refused(() => parseServerArgs(['--webhook-allow-private=yes']), /^--webhook-allow-private takes no value$/);
     });
+  });
+});
+
+describe('tracing from the standard OTEL_* variables', () => {
+  it('is off by default, with none, and with OTEL_SDK_DISABLED=true', () => {
+    assert.equal(tracingConfig({}), undefined);
+    assert.equal(
+      tracingConfig({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' }),
+      undefined,
+    );
+    assert.equal(tracingConfig({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_SDK_DISABLED: 'true' }), undefined);
+  });
+
+  it('is on with OTEL_TRACES_EXPORTER=otlp, or with only an OTLP endpoint set; protobuf to <endpoint>/v1/traces by default', () => {
+    const on = tracingConfig({ OTEL_TRACES_EXPORTER: 'otlp' });
+    assert.equal(on?.url, 'http://localhost:4318/v1/traces');
+    assert.equal(on?.protocol, 'http/protobuf');
+    assert.equal(on?.serviceName, 'guard-server');
+    assert.equal(on?.sampler, 'parentbased_always_on');
+    const viaEndpoint = tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector.example:4318/' });
+    assert.equal(viaEndpoint?.url, 'https://collector.example:4318/v1/traces');
+    const specific = tracingConfig({
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:4318/custom',
+    });
+    assert.equal(specific?.url, 'http://b:4318/custom', 'the signal-specific endpoint is used as given');
+  });
+
+  it('reads headers, timeout, service name, resource attributes, sampler and batch settings', () => {
+    const c = tracingConfig({
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_HEADERS: 'api-key=a%20b,x=1',
+      OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x=2',
+      OTEL_EXPORTER_OTLP_TIMEOUT: '2500',
+      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod,service.name=from-attrs',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
+    assert.equal(c?.protocol, 'http/json');
+    assert.deepEqual(c?.headers, { 'api-key': 'a b', x: '2' });
+    assert.equal(c?.timeoutMs, 2500);
+    assert.equal(c?.serviceName, 'from-attrs');
+    assert.equal(c?.resourceAttributes['deployment.environment'], 'prod');
+    assert.equal(c?.sampler, 'parentbased_traceidratio');
+    assert.equal(c?.samplerRatio, 0.25);
+    assert.equal(c?.batch.scheduleDelayMs, 100);
+    assert.equal(tracingConfig({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_SERVICE_NAME: 'named' })?.serviceName, 'named');
+  });
+
+  it('refuses what it cannot do, naming the variable: other exporters, gRPC, bad values', () => {
+    assert.throws(() => tracingConfig({ OTEL_TRACES_EXPORTER: 'zipkin' }), /OTEL_TRACES_EXPORTER.*otlp/);
+    assert.throws(
+      () => tracingConfig({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }),
+      /OTEL_EXPORTER_OTLP_PROTOCOL.*http\/protobuf/,
+    );
+    assert.throws(
+      () => tracingConfig({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_TRACES_SAMPLER: 'sometimes' }),
+      /OTEL_TRACES_SAMPLER/,
+    );
+    assert.throws(
+      () =>
+        tracingConfig({
+          OTEL_TRACES_EXPORTER: 'otlp',
+          OTEL_TRACES_SAMPLER: 'traceidratio',
+          OTEL_TRACES_SAMPLER_ARG: '2',
+        }),
+      /OTEL_TRACES_SAMPLER_ARG/,
+    );
+    assert.throws(() => tracingConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://x' }), /OTEL_EXPORTER_OTLP_ENDPOINT/);
+    assert.throws(
+      () => tracingConfig({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_HEADERS: 'novalue' }),
+      /HEADERS/,
+    );
+  });
+
+  it('is read by loadServerConfig from the environment it is given', () => {
+    assert.equal(loadServerConfig({}, {}, '/tmp').tracing, undefined);
+    assert.ok(loadServerConfig({}, { OTEL_TRACES_EXPORTER: 'otlp' }, '/tmp').tracing);
+  });
+});
+
+describe('delivery retention settings', () => {
+  it('are 30 days by default and at most 90; a default above the maximum is refused', () => {
+    assert.deepEqual(loadServerConfig({}, {}, '/tmp').deliveryRetention, { defaultDays: 30, maxDays: 90 });
+    assert.throws(
+      () => loadServerConfig({ 'delivery-retention-days': '120' }, {}, '/tmp'),
+      /--delivery-retention-days .* more than --delivery-retention-max-days/,
+    );
+    assert.deepEqual(
+      loadServerConfig({ 'delivery-retention-days': '120', 'delivery-retention-max-days': '365' }, {}, '/tmp')
+        .deliveryRetention,
+      { defaultDays: 120, maxDays: 365 },
+    );
   });
 });

@@ -4,6 +4,7 @@ import type { Db } from './db/index.ts';
 import type { MasterKey } from './master-key.ts';
 import type { ObjectStore } from './objects/index.ts';
 import type { SignalOutbox } from './signals/index.ts';
+import type { Tracer } from './tracing/index.ts';
 import type { WebhookMetrics } from './webhooks/index.ts';
 
 /** What route modules get handed: no module reaches for globals, env or the clock itself. */
@@ -23,4 +24,6 @@ export interface AppDeps {
   commands: CommandHub;
   /** Bundle analysis: wake() when a bundle was registered (its analysis is queued with it). */
   insights: { wake: () => void };
+  /** OpenTelemetry spans (tracing/): the no-op tracer unless OTEL_* turned tracing on. */
+  tracer: Tracer;
 }

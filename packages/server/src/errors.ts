@@ -16,6 +16,7 @@ export const badRequest = (message: string, code = 'invalid_request') => new Api
 export const unauthorized = (message = 'missing or invalid credentials') => new ApiError(401, 'unauthorized', message);
 export const forbidden = (message = 'this credential may not do that') => new ApiError(403, 'forbidden', message);
 export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
+export const conflict = (message: string, code: string) => new ApiError(409, code, message);
 
 /** Unique-constraint violations by SQLite extended result code or PostgreSQL SQLSTATE, never by message text. */
 export function isUniqueViolation(error: unknown): boolean {

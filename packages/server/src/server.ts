@@ -20,11 +20,13 @@ import { loadOrCreateMasterKey } from './master-key.ts';
 import { listenMetrics, type MetricsListener } from './metrics-listener.ts';
 import { collectExpiredUploads, openObjectStore } from './objects/index.ts';
 import { SignalOutbox } from './signals/index.ts';
+import { NO_TRACER, startTracing, type Tracer } from './tracing/index.ts';
 import {
   createDeliveryAgent,
   createMetrics,
   DeliveryWorker,
   ensurePartitions,
+  eraseExpiredSecrets,
   PostgresDeliveryQueue,
   pruneDeliveries,
   SqliteDeliveryQueue,
@@ -58,6 +60,7 @@ export async function openDeps(
   publicUrl: () => string,
   log: Logger,
   extraCa?: string[],
+  tracer: Tracer = NO_TRACER,
 ): Promise<AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker }> {
   // SQLite always migrates (one process owns it); replicas on PostgreSQL migrate only when told
   // (--migrate), else refuse a database that lacks this release's migrations.
@@ -86,6 +89,7 @@ export async function openDeps(
       random: Math.random,
       metrics,
       log,
+      tracer,
     },
     {
       concurrency: w.concurrency,
@@ -113,6 +117,7 @@ export async function openDeps(
     outbox: new SignalOutbox(queue, { maxInFlight: engineOf(db) === 'postgres' ? 2 : 1 }),
     commands: new CommandHub(),
     insights: { wake: () => analyser.wake() },
+    tracer,
     worker,
     analyser,
   };
@@ -125,6 +130,8 @@ export async function startServer(
   // --public-url, or else the address actually listened on (known only after listen()).
   let publicUrl = config.publicUrl;
   const logger = createLogger(config.logLevel, { enabled: options.logger !== false });
+  // The OpenTelemetry SDK is loaded only when OTEL_* turned tracing on (config.ts).
+  const tracer = config.tracing ? await startTracing(config.tracing) : NO_TRACER;
   const deps = await openDeps(
     config,
     options.now ?? (() => new Date()),
@@ -134,6 +141,7 @@ export async function startServer(
     },
     logger,
     options.deliveryCa,
+    tracer,
   );
   let lock: DataDirLock;
   try {
@@ -216,6 +224,7 @@ export async function startServer(
       await app.close();
       await deps.analyser.stop();
       await deps.worker.stop();
+      await deps.tracer.shutdown(); // the spans still batched are exported
       await deps.db.destroy();
       deps.store.close();
       await lock.release();
@@ -225,7 +234,8 @@ export async function startServer(
 
 /**
  * One maintenance run, each job on one replica at a time (the others skip it): unregistered
- * uploads past their expiry, PostgreSQL's partitions ahead, delivery retention. A failing job
+ * uploads past their expiry, PostgreSQL's partitions ahead, old webhook secrets whose grace
+ * period ended, delivery retention. A failing job
  * is logged and tried again at the next run.
  */
 export async function maintain(
@@ -255,8 +265,13 @@ export async function maintain(
       const made = await ensurePartitions(db, deps.now());
       if (made.length > 0) log.info({ partitions: made }, 'made delivery partitions');
     });
+  // Old secrets of rotations whose grace period ended (the worker stopped using them then).
+  await job('secret-rotation-expiry', async () => {
+    const n = await eraseExpiredSecrets(db, deps.now());
+    if (n > 0) log.info({ endpoints: n }, 'erased old webhook secrets whose grace period ended');
+  });
   await job('delivery-retention', async () => {
-    const r = await pruneDeliveries(db, deps.now(), config.deliveryRetentionMs);
+    const r = await pruneDeliveries(db, deps.now(), config.deliveryRetention);
     if (r.attempts + r.deliveries + r.partitions.length > 0) log.info(r, 'pruned old deliveries');
   });
 }

@@ -104,7 +104,9 @@ export async function openTestDatabase(label = 'db'): Promise<TestDatabase> {
       for (const o of others) await o.destroy();
       await db.destroy();
       await dropTestDatabase(dataDir);
-      await rm(dataDir, { recursive: true, force: true });
+      // The WAL checkpointer's thread closes its connection after destroy() returns (its stop is
+      // a message), and may still drop its -wal/-shm files meanwhile: retry a directory not yet empty.
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
     },
   };
 }

@@ -71,6 +71,8 @@ export async function startWebhookServer(options: {
   flags?: Record<string, string | boolean>;
   /** Start on this data dir (a restart); the caller removes it, close() leaves it. */
   dataDir?: string;
+  /** Environment the configuration reads (OTEL_* for tracing); none by default. */
+  env?: NodeJS.ProcessEnv;
 }): Promise<WebhookServer> {
   const ownDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(os.tmpdir(), 'guard-webhook-data-')));
@@ -83,7 +85,7 @@ export async function startWebhookServer(options: {
       ...(await databaseFlags(dataDir)),
       ...options.flags,
     },
-    {},
+    options.env ?? {},
     process.cwd(),
   );
   const running = await startServer(config, { now: clock.now, logger: false, deliveryCa: [options.caPem] });

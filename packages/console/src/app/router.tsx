@@ -94,6 +94,7 @@ export function createRouter() {
                 lazy: page(() => import('../features/webhooks/routes/delivery-detail.tsx')),
               },
               { path: 'users', lazy: page(() => import('../features/users/routes/users.tsx')) },
+              { path: 'retention', lazy: page(() => import('../features/settings/routes/data-retention.tsx')) },
               { path: 'account', lazy: page(() => import('../features/settings/routes/account.tsx')) },
             ],
           },

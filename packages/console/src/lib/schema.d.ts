@@ -1343,6 +1343,14 @@ export interface paths {
                         "application/json": {
                             /** @description vendor support staff may request support bundles from this tenant’s servers (default false) */
                             allow_support_collection: boolean;
+                            /** @description days this tenant’s webhook delivery log (attempts, completed deliveries) is kept */
+                            delivery_retention_days: number;
+                            /** @description the tenant chose nothing: the server’s default applies (and follows it) */
+                            delivery_retention_is_default: boolean;
+                            /** @description the server’s default (--delivery-retention-days) */
+                            delivery_retention_default_days: number;
+                            /** @description the most a tenant may choose (--delivery-retention-max-days) */
+                            delivery_retention_max_days: number;
                         };
                     };
                 };
@@ -1384,6 +1392,8 @@ export interface paths {
                 content: {
                     "application/json": {
                         allow_support_collection?: boolean;
+                        /** @description days to keep the delivery log, at most delivery_retention_max_days; null: the server default */
+                        delivery_retention_days?: number | null;
                     };
                 };
             };
@@ -1397,6 +1407,14 @@ export interface paths {
                         "application/json": {
                             /** @description vendor support staff may request support bundles from this tenant’s servers (default false) */
                             allow_support_collection: boolean;
+                            /** @description days this tenant’s webhook delivery log (attempts, completed deliveries) is kept */
+                            delivery_retention_days: number;
+                            /** @description the tenant chose nothing: the server’s default applies (and follows it) */
+                            delivery_retention_is_default: boolean;
+                            /** @description the server’s default (--delivery-retention-days) */
+                            delivery_retention_default_days: number;
+                            /** @description the most a tenant may choose (--delivery-retention-max-days) */
+                            delivery_retention_max_days: number;
                         };
                     };
                 };
@@ -2891,6 +2909,10 @@ export interface paths {
                                 environment: string;
                                 created_at: string;
                                 received_at: string;
+                                /** @description when its payload (description, identity) was erased on request; null: never */
+                                erased_at: string | null;
+                                /** @description the W3C traceparent its deliveries carry; null: none */
+                                traceparent: string | null;
                             }[];
                             next_before: string | null;
                         };
@@ -3024,6 +3046,10 @@ export interface paths {
                             environment: string;
                             created_at: string;
                             received_at: string;
+                            /** @description when its payload (description, identity) was erased on request; null: never */
+                            erased_at: string | null;
+                            /** @description the W3C traceparent its deliveries carry; null: none */
+                            traceparent: string | null;
                         };
                     };
                 };
@@ -3051,6 +3077,80 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/signals/{id}/payload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Erase a signal's payload (admin; audited): description and identity blanked, its deliveries' stored response excerpts and signatures removed, deliveries not yet attempted failed; the signal stays as a tombstone */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            signal_id: string;
+                            tenant_id: string;
+                            signal_type: string;
+                            severity: number;
+                            description: string;
+                            server_id: string;
+                            server_name: string;
+                            identity_id: string;
+                            identity_name: string;
+                            environment: string;
+                            created_at: string;
+                            received_at: string;
+                            /** @description when its payload (description, identity) was erased on request; null: never */
+                            erased_at: string | null;
+                            /** @description the W3C traceparent its deliveries carry; null: none */
+                            traceparent: string | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -3100,6 +3200,22 @@ export interface paths {
                                     at: string;
                                     last_status: number | null;
                                 } | null;
+                                /** @description the secret rotation in its grace period, or null */
+                                rotation: {
+                                    started_at: string;
+                                    /** @description until then deliveries are signed with the new and the old secret */
+                                    grace_ends_at: string;
+                                    /** @description the test event signed with the new secret alone, once sent */
+                                    proof: {
+                                        signal_id: string;
+                                        delivery_id: string | null;
+                                        status: ("succeeded" | "pending" | "retrying" | "failed") | (never | null);
+                                    } | null;
+                                    /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
+                                    can_complete: boolean;
+                                } | null;
+                                /** @description when the current secret replaced the one before (null: the secret made with the endpoint) */
+                                secret_rotated_at: string | null;
                                 created_at: string;
                                 updated_at: string;
                             }[];
@@ -3175,6 +3291,22 @@ export interface paths {
                                 at: string;
                                 last_status: number | null;
                             } | null;
+                            /** @description the secret rotation in its grace period, or null */
+                            rotation: {
+                                started_at: string;
+                                /** @description until then deliveries are signed with the new and the old secret */
+                                grace_ends_at: string;
+                                /** @description the test event signed with the new secret alone, once sent */
+                                proof: {
+                                    signal_id: string;
+                                    delivery_id: string | null;
+                                    status: ("succeeded" | "pending" | "retrying" | "failed") | (never | null);
+                                } | null;
+                                /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
+                                can_complete: boolean;
+                            } | null;
+                            /** @description when the current secret replaced the one before (null: the secret made with the endpoint) */
+                            secret_rotated_at: string | null;
                             created_at: string;
                             updated_at: string;
                             /** @description whsec_…: shown once, never again */
@@ -3254,6 +3386,22 @@ export interface paths {
                                 at: string;
                                 last_status: number | null;
                             } | null;
+                            /** @description the secret rotation in its grace period, or null */
+                            rotation: {
+                                started_at: string;
+                                /** @description until then deliveries are signed with the new and the old secret */
+                                grace_ends_at: string;
+                                /** @description the test event signed with the new secret alone, once sent */
+                                proof: {
+                                    signal_id: string;
+                                    delivery_id: string | null;
+                                    status: ("succeeded" | "pending" | "retrying" | "failed") | (never | null);
+                                } | null;
+                                /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
+                                can_complete: boolean;
+                            } | null;
+                            /** @description when the current secret replaced the one before (null: the secret made with the endpoint) */
+                            secret_rotated_at: string | null;
                             created_at: string;
                             updated_at: string;
                         };
@@ -3374,6 +3522,22 @@ export interface paths {
                                 at: string;
                                 last_status: number | null;
                             } | null;
+                            /** @description the secret rotation in its grace period, or null */
+                            rotation: {
+                                started_at: string;
+                                /** @description until then deliveries are signed with the new and the old secret */
+                                grace_ends_at: string;
+                                /** @description the test event signed with the new secret alone, once sent */
+                                proof: {
+                                    signal_id: string;
+                                    delivery_id: string | null;
+                                    status: ("succeeded" | "pending" | "retrying" | "failed") | (never | null);
+                                } | null;
+                                /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
+                                can_complete: boolean;
+                            } | null;
+                            /** @description when the current secret replaced the one before (null: the secret made with the endpoint) */
+                            secret_rotated_at: string | null;
                             created_at: string;
                             updated_at: string;
                         };
@@ -3432,6 +3596,268 @@ export interface paths {
                         "application/json": {
                             signal_id: string;
                             delivery_id: string;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rotate the secret (admin; audited): the response carries the new secret, once. For grace_seconds (default 86400, at most 604800) deliveries are signed with the new and the old secret, newest first */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description how long the old secret stays valid beside the new one; 0 drops it at once
+                         * @default 86400
+                         */
+                        grace_seconds?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            url: string;
+                            /** @description custom headers; members read every value as "••••", admins the real value */
+                            headers: {
+                                [key: string]: string;
+                            };
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            failing_since: string | null;
+                            /** @description the endpoint's newest delivery, or null before the first */
+                            last_delivery: {
+                                id: string;
+                                /** @description succeeded; pending (no attempt finished yet); retrying (an attempt failed, another is scheduled); failed (given up) */
+                                status: "succeeded" | "pending" | "retrying" | "failed";
+                                /** @description when it completed, or, while it is open, when it was created */
+                                at: string;
+                                last_status: number | null;
+                            } | null;
+                            /** @description the secret rotation in its grace period, or null */
+                            rotation: {
+                                started_at: string;
+                                /** @description until then deliveries are signed with the new and the old secret */
+                                grace_ends_at: string;
+                                /** @description the test event signed with the new secret alone, once sent */
+                                proof: {
+                                    signal_id: string;
+                                    delivery_id: string | null;
+                                    status: ("succeeded" | "pending" | "retrying" | "failed") | (never | null);
+                                } | null;
+                                /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
+                                can_complete: boolean;
+                            } | null;
+                            /** @description when the current secret replaced the one before (null: the secret made with the endpoint) */
+                            secret_rotated_at: string | null;
+                            created_at: string;
+                            updated_at: string;
+                            /** @description the new whsec_… secret: shown once, never again */
+                            secret: string;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{id}/rotate-secret/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Prove the new secret (admin; audited): send a test event signed with the new secret alone; 409 no_rotation outside a grace period */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            signal_id: string;
+                            delivery_id: string;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{id}/rotate-secret/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End the grace period now and erase the old secret (admin; audited); 409 rotation_not_proven until the receiver answered the proof test event with a 2xx */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            url: string;
+                            /** @description custom headers; members read every value as "••••", admins the real value */
+                            headers: {
+                                [key: string]: string;
+                            };
+                            enabled: boolean;
+                            disabled_reason: string | null;
+                            failing_since: string | null;
+                            /** @description the endpoint's newest delivery, or null before the first */
+                            last_delivery: {
+                                id: string;
+                                /** @description succeeded; pending (no attempt finished yet); retrying (an attempt failed, another is scheduled); failed (given up) */
+                                status: "succeeded" | "pending" | "retrying" | "failed";
+                                /** @description when it completed, or, while it is open, when it was created */
+                                at: string;
+                                last_status: number | null;
+                            } | null;
+                            /** @description the secret rotation in its grace period, or null */
+                            rotation: {
+                                started_at: string;
+                                /** @description until then deliveries are signed with the new and the old secret */
+                                grace_ends_at: string;
+                                /** @description the test event signed with the new secret alone, once sent */
+                                proof: {
+                                    signal_id: string;
+                                    delivery_id: string | null;
+                                    status: ("succeeded" | "pending" | "retrying" | "failed") | (never | null);
+                                } | null;
+                                /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
+                                can_complete: boolean;
+                            } | null;
+                            /** @description when the current secret replaced the one before (null: the secret made with the endpoint) */
+                            secret_rotated_at: string | null;
+                            created_at: string;
+                            updated_at: string;
                         };
                     };
                 };
@@ -3660,12 +4086,14 @@ export interface paths {
                             status: number | null;
                             error: string | null;
                             response_excerpt: string | null;
-                            /** @description rebuilt from the signal, the delivery and the attempt's start time (the body is deterministic for a send time); the URL and custom headers are the endpoint's current ones */
+                            /** @description the signal's payload was erased: the body is rebuilt from what is left, without its signature */
+                            payload_erased: boolean;
+                            /** @description rebuilt from the signal, the delivery and the attempt's start time (the body is deterministic for a send time), with the signature stored as sent; the URL and custom headers are the endpoint's current ones */
                             request: {
                                 /** @enum {string} */
                                 method: "POST";
                                 url: string;
-                                /** @description with Guard-Signature; custom header values masked (••••) for members */
+                                /** @description with Guard-Signature as sent (every entry during a secret rotation) and traceparent when one was sent; custom header values masked (••••) for members */
                                 headers: {
                                     [key: string]: string;
                                 };

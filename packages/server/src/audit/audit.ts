@@ -17,7 +17,11 @@ export type AuditAction =
   | 'user.create'
   | 'user.role'
   | 'user.delete'
-  | 'user.password_link';
+  | 'user.password_link'
+  | 'webhook.secret_rotate'
+  | 'webhook.secret_proof'
+  | 'webhook.secret_rotation_complete'
+  | 'signal.erase';
 
 /**
  * Every support read is written here before the data is returned; so is every agent key

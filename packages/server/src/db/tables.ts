@@ -10,6 +10,8 @@ export interface TenantTable {
   created_at: string;
   /** 1 when the tenant's admins let vendor support staff request bundles from its servers. */
   allow_support_collection: Generated<number>;
+  /** Days the tenant's delivery log is kept; null: the server's default (--delivery-retention-days). */
+  delivery_retention_days?: number | null;
 }
 
 export interface UserTable {
@@ -169,6 +171,10 @@ export interface SignalTable {
   received_at: string;
   /** 1 for the synthetic signal of an endpoint's "send test event". */
   is_test: number;
+  /** The W3C traceparent its deliveries carry (the agent's, or the ingest span's); null: none. */
+  traceparent?: string | null;
+  /** When its payload (description, identity) was erased on request; null: never. */
+  erased_at?: string | null;
 }
 
 export interface WebhookEndpointTable {
@@ -189,6 +195,15 @@ export interface WebhookEndpointTable {
   failing_since: string | null;
   created_at: string;
   updated_at: string;
+  /**
+   * During a secret rotation: the secret being replaced, sealed like the current one; deliveries
+   * are signed with both until previous_secret_expires_at, then it is erased. Null otherwise.
+   */
+  previous_secret_sealed?: string | null;
+  previous_secret_expires_at?: string | null;
+  rotation_started_at?: string | null;
+  /** The test event signed with the new secret alone ("prove the new secret first"). */
+  rotation_proof_signal_id?: string | null;
 }
 
 export type DeliveryState = 'pending' | 'delivering' | 'succeeded' | 'failed';
@@ -221,6 +236,10 @@ export interface WebhookAttemptTable {
   status: number | null;
   error: string | null;
   response_excerpt: string | null;
+  /** Guard-Signature as sent (every entry during a rotation); null for attempts before it was recorded. */
+  signature?: string | null;
+  /** traceparent as sent; null when none was. */
+  traceparent?: string | null;
 }
 
 /**

@@ -8,6 +8,7 @@ import type { AppDeps } from '../deps.ts';
 import { notFound } from '../errors.ts';
 import { nextBefore, parseBefore } from '../pagination.ts';
 import { ErrorResponses, IdParams } from '../route-schemas.ts';
+import { validTraceparent } from '../tracing/index.ts';
 import { CreatedSignal, CreateSignal, SignalList, SignalListQuery, SignalView, signalView } from './schemas.ts';
 import { signalFromAgent } from './signal-from-agent.ts';
 import { SignalsRepository } from './signals-repository.ts';
@@ -32,9 +33,32 @@ export const signalRoutes: FastifyPluginAsyncTypebox<AppDeps & { wakeDeliveries:
     async (req, reply) => {
       const agent = requireAgent(req);
       const signal = signalFromAgent(agent, req.body, deps.now().toISOString());
-      const deliveries = (await deps.outbox.write(signal)).length;
-      if (deliveries > 0) deps.wakeDeliveries();
-      return reply.code(201).send({ signal_id: signal.id, deliveries });
+      // W3C trace context: the agent's traceparent (an invalid one is ignored) is the ingest
+      // span's parent; the signal keeps the span's (with tracing off, the agent's), and its
+      // deliveries carry it on.
+      const span = deps.tracer.startSpan('POST /v1/signals', {
+        kind: 'server',
+        parent: validTraceparent(req.headers.traceparent),
+        attributes: {
+          'http.request.method': 'POST',
+          'http.route': '/v1/signals',
+          'guard.tenant.id': agent.tenantId,
+          'guard.signal.id': signal.id,
+          'guard.signal.type': signal.signal_type,
+        },
+      });
+      signal.traceparent = span.traceparent ?? null;
+      try {
+        const deliveries = (await deps.outbox.write(signal)).length;
+        span.setAttributes({ 'guard.deliveries': deliveries, 'http.response.status_code': 201 });
+        if (deliveries > 0) deps.wakeDeliveries();
+        return reply.code(201).send({ signal_id: signal.id, deliveries });
+      } catch (error) {
+        span.fail('the signal could not be stored');
+        throw error;
+      } finally {
+        span.end();
+      }
     },
   );
 
@@ -81,6 +105,27 @@ export const signalRoutes: FastifyPluginAsyncTypebox<AppDeps & { wakeDeliveries:
       const user = requireTenantUser(req, ['admin', 'member']);
       const row = await signals.find(user.tenantId, req.params.id);
       if (!row) throw notFound('signal');
+      return signalView(row);
+    },
+  );
+
+  app.delete(
+    '/v1/signals/:id/payload',
+    {
+      schema: {
+        tags: ['signals'],
+        summary:
+          "Erase a signal's payload (admin; audited): description and identity blanked, its deliveries' stored " +
+          'response excerpts and signatures removed, deliveries not yet attempted failed; the signal stays as a tombstone',
+        params: IdParams,
+        response: { 200: SignalView, ...ErrorResponses },
+      },
+    },
+    async (req) => {
+      const user = requireTenantUser(req, ['admin']);
+      const row = await signals.erasePayload(user.tenantId, req.params.id, { actor: user, at: deps.now() });
+      if (!row) throw notFound('signal');
+      req.log.info({ signalId: row.id }, "signal's payload erased");
       return signalView(row);
     },
   );

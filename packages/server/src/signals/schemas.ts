@@ -38,6 +38,12 @@ export const SignalView = Type.Object({
   environment: Type.String(),
   created_at: Type.String(),
   received_at: Type.String(),
+  erased_at: Type.Union([Type.String(), Type.Null()], {
+    description: 'when its payload (description, identity) was erased on request; null: never',
+  }),
+  traceparent: Type.Union([Type.String(), Type.Null()], {
+    description: 'the W3C traceparent its deliveries carry; null: none',
+  }),
 });
 
 export const SignalListQuery = Type.Object({
@@ -72,5 +78,7 @@ export function signalView(s: SignalTable): Static<typeof SignalView> {
     environment: s.environment,
     created_at: s.created_at,
     received_at: s.received_at,
+    erased_at: s.erased_at ?? null,
+    traceparent: s.traceparent ?? null,
   };
 }

@@ -1,6 +1,8 @@
 // Reads of a tenant's signals (people's views). Signals are written through the outbox
 // (outbox.ts), with their deliveries, in one transaction.
 
+import { audit } from '../audit/index.ts';
+import type { UserPrincipal } from '../auth/index.ts';
 import type { Db, SignalTable } from '../db/index.ts';
 import { beforeFilter, type PageRequest } from '../pagination.ts';
 
@@ -46,5 +48,53 @@ export class SignalsRepository {
       .where('id', '=', id)
       .where('tenant_id', '=', tenantId)
       .executeTakeFirst();
+  }
+
+  /**
+   * Erases the signal's payload on request: its description and identity are blanked and its
+   * deliveries' stored data removed (the attempts' response excerpts and signatures, which
+   * a receiver or a guess could tie back to the payload); deliveries still waiting for an
+   * attempt are failed, so nothing is sent without it. The row stays, with erased_at, as the
+   * tombstone the audit log points at. Audited in the same transaction; erasing twice changes
+   * nothing more. Undefined when the tenant has no such signal.
+   */
+  async erasePayload(
+    tenantId: string,
+    id: string,
+    by: { actor: UserPrincipal; at: Date },
+  ): Promise<SignalTable | undefined> {
+    const at = by.at.toISOString();
+    return this.#db.transaction().execute(async (trx) => {
+      const r = await trx
+        .updateTable('signals')
+        .set({ description: '', identity_id: '', identity_name: '', erased_at: at })
+        .where('id', '=', id)
+        .where('tenant_id', '=', tenantId)
+        .where('erased_at', 'is', null)
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) > 0) {
+        const deliveries = trx.selectFrom('webhook_deliveries').select('id').where('signal_id', '=', id);
+        await trx
+          .updateTable('webhook_attempts')
+          .set({ response_excerpt: null, signature: null })
+          .where('delivery_id', 'in', deliveries)
+          .where('tenant_id', '=', tenantId)
+          .execute();
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ state: 'failed', last_error: "the signal's payload was erased", completed_at: at, lease_until: null })
+          .where('signal_id', '=', id)
+          .where('tenant_id', '=', tenantId)
+          .where('state', '=', 'pending')
+          .execute();
+        await audit({ db: trx, now: () => by.at }, by.actor, 'signal.erase', id, tenantId);
+      }
+      return trx
+        .selectFrom('signals')
+        .selectAll()
+        .where('id', '=', id)
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirst();
+    });
   }
 }

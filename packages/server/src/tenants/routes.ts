@@ -4,18 +4,32 @@
 // allow_support_collection: whether vendor support staff may request support bundles from the
 // tenant's servers (console push). Off until an admin turns it on; the tenant's admins may
 // always request bundles from their own servers.
+// delivery_retention_days: how many days the tenant's webhook delivery log (attempts and
+// completed deliveries) is kept; null goes back to the server's default. At most the server's
+// maximum (--delivery-retention-max-days): more is refused (400 retention_above_maximum).
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { requireTenantUser, requireUser } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { ErrorResponses } from '../route-schemas.ts';
-import { TenantsRepository } from './tenants-repository.ts';
+import { effectiveRetentionDays } from '../webhooks/index.ts';
+import { type TenantSettings, TenantsRepository } from './tenants-repository.ts';
 
 const Settings = Type.Object({
   allow_support_collection: Type.Boolean({
     description: 'vendor support staff may request support bundles from this tenant’s servers (default false)',
+  }),
+  delivery_retention_days: Type.Integer({
+    description: 'days this tenant’s webhook delivery log (attempts, completed deliveries) is kept',
+  }),
+  delivery_retention_is_default: Type.Boolean({
+    description: 'the tenant chose nothing: the server’s default applies (and follows it)',
+  }),
+  delivery_retention_default_days: Type.Integer({ description: 'the server’s default (--delivery-retention-days)' }),
+  delivery_retention_max_days: Type.Integer({
+    description: 'the most a tenant may choose (--delivery-retention-max-days)',
   }),
 });
 
@@ -24,12 +38,27 @@ const SettingsQuery = Type.Object({
 });
 
 const SettingsChange = Type.Object(
-  { allow_support_collection: Type.Optional(Type.Boolean()) },
+  {
+    allow_support_collection: Type.Optional(Type.Boolean()),
+    delivery_retention_days: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: 36_500 }), Type.Null()], {
+        description: 'days to keep the delivery log, at most delivery_retention_max_days; null: the server default',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 
 export const tenantRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
   const tenants = new TenantsRepository(deps.db);
+  const policy = deps.config.deliveryRetention;
+  const view = (s: TenantSettings): Static<typeof Settings> => ({
+    allow_support_collection: s.allow_support_collection,
+    delivery_retention_days: effectiveRetentionDays(s.delivery_retention_days, policy),
+    delivery_retention_is_default: s.delivery_retention_days === null,
+    delivery_retention_default_days: policy.defaultDays,
+    delivery_retention_max_days: policy.maxDays,
+  });
 
   app.get(
     '/v1/tenant/settings',
@@ -47,7 +76,7 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps
       if (!tenantId) throw badRequest('support staff name the tenant: ?tenant_id=');
       const settings = await tenants.settings(tenantId);
       if (!settings) throw notFound('tenant');
-      return settings;
+      return view(settings);
     },
   );
 
@@ -63,10 +92,16 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps
     },
     async (req) => {
       const user = requireTenantUser(req, ['admin']);
+      const days = req.body.delivery_retention_days;
+      if (days != null && days > policy.maxDays)
+        throw badRequest(
+          `delivery_retention_days may be at most ${policy.maxDays} on this server (--delivery-retention-max-days)`,
+          'retention_above_maximum',
+        );
       const settings = await tenants.update(user.tenantId, req.body, { actor: user, at: deps.now() });
       if (!settings) throw notFound('tenant');
       req.log.info({ tenantId: user.tenantId, ...req.body }, 'tenant settings changed');
-      return settings;
+      return view(settings);
     },
   );
 };

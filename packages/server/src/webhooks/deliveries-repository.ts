@@ -11,6 +11,8 @@ export type AttemptRecord = Pick<
   'attempt' | 'started_at' | 'duration_ms' | 'status' | 'error' | 'response_excerpt'
 >;
 
+export type SentAttemptRecord = AttemptRecord & Pick<WebhookAttemptTable, 'signature' | 'traceparent'>;
+
 export class DeliveriesRepository {
   readonly #db: Db;
 
@@ -78,6 +80,17 @@ export class DeliveriesRepository {
       .execute();
   }
 
+  /** The delivery of one signal to one endpoint (a rotation's proof). */
+  async forSignal(tenantId: string, signalId: string, endpointId: string): Promise<WebhookDeliveryTable | undefined> {
+    return this.#db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('signal_id', '=', signalId)
+      .where('endpoint_id', '=', endpointId)
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirst();
+  }
+
   /** The signal a delivery carries (the attempt view rebuilds its request from it). */
   async signal(tenantId: string, id: string): Promise<SignalTable | undefined> {
     return this.#db
@@ -88,11 +101,20 @@ export class DeliveriesRepository {
       .executeTakeFirst();
   }
 
-  /** Attempt `n` of a delivery (the last recorded, should a lost lease have sent it twice). */
-  async attempt(tenantId: string, deliveryId: string, n: number): Promise<AttemptRecord | undefined> {
+  /** Attempt `n` of a delivery (the last recorded, should a lost lease have sent it twice), with what it was sent with. */
+  async attempt(tenantId: string, deliveryId: string, n: number): Promise<SentAttemptRecord | undefined> {
     return this.#db
       .selectFrom('webhook_attempts')
-      .select(['attempt', 'started_at', 'duration_ms', 'status', 'error', 'response_excerpt'])
+      .select([
+        'attempt',
+        'started_at',
+        'duration_ms',
+        'status',
+        'error',
+        'response_excerpt',
+        'signature',
+        'traceparent',
+      ])
       .where('delivery_id', '=', deliveryId)
       .where('tenant_id', '=', tenantId)
       .where('attempt', '=', n)

@@ -51,15 +51,16 @@ const CLAIM_LOCK_CLASS = 0x6763; // "gc"
 const SQL_INSERT_SIGNALS = `
   with input as (
     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
-      $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[], $15::text[])
+      $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[], $15::text[],
+      $16::text[])
       as i(id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description, identity_id,
-        identity_name, environment, created_at, received_at, is_test, only_endpoint)
+        identity_name, environment, created_at, received_at, is_test, only_endpoint, traceparent)
   ),
   inserted as (
     insert into signals (id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description,
-      identity_id, identity_name, environment, created_at, received_at, is_test)
+      identity_id, identity_name, environment, created_at, received_at, is_test, traceparent)
     select id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description, identity_id,
-      identity_name, environment, created_at, received_at, is_test from input
+      identity_name, environment, created_at, received_at, is_test, traceparent from input
     on conflict (id) do nothing
     returning id
   )
@@ -132,7 +133,9 @@ const SQL_CLAIM = `
   select l.*,
     (select row_to_json(s) from signals s where s.id = l.signal_id) as signal,
     (select json_build_object('id', e.id, 'updated_at', e.updated_at, 'url', e.url, 'enabled', e.enabled,
-        'secret_sealed', e.secret_sealed, 'headers', e.headers)
+        'secret_sealed', e.secret_sealed, 'headers', e.headers, 'previous_secret_sealed', e.previous_secret_sealed,
+        'previous_secret_expires_at', e.previous_secret_expires_at,
+        'rotation_proof_signal_id', e.rotation_proof_signal_id)
       from webhook_endpoints e where e.id = l.endpoint_id) as endpoint
   from leased l
   order by l.claim_turn, l.claim_due, l.id`;
@@ -170,10 +173,10 @@ const SQL_WRITE_OUTCOMES = `
   ),
   attempts as (
     insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
-      response_excerpt)
+      response_excerpt, signature, traceparent)
     select a.* from unnest($9::text[], $10::text[], $11::text[], $12::int[], $13::text[], $14::int[], $15::int[],
-      $16::text[], $17::text[]) as a(id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
-      response_excerpt)
+      $16::text[], $17::text[], $20::text[], $21::text[]) as a(id, delivery_id, tenant_id, attempt, started_at,
+      duration_ms, status, error, response_excerpt, signature, traceparent)
   ),
   streaks as (
     update webhook_endpoints e set failing_since = f.failing_since
@@ -358,6 +361,8 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         status: [] as (number | null)[],
         error: [] as (string | null)[],
         excerpt: [] as (string | null)[],
+        signature: [] as (string | null)[],
+        traceparent: [] as (string | null)[],
       };
       for (const o of outcomes) {
         const endpointId = o.delivery.endpoint_id;
@@ -387,6 +392,8 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
           a.status.push(at.status);
           a.error.push(at.error);
           a.excerpt.push(at.responseExcerpt);
+          a.signature.push(o.sent?.signature ?? null);
+          a.traceparent.push(o.sent?.traceparent ?? null);
         }
         if (endpoint && decision.failingSince !== undefined) {
           streaks.set(endpointId, decision.failingSince);
@@ -417,6 +424,8 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
             a.excerpt,
             [...streaks.keys()],
             [...streaks.values()],
+            a.signature,
+            a.traceparent,
           ]),
         );
       }
@@ -511,6 +520,7 @@ async function insertBatch(
       col('received_at'),
       col('is_test'),
       sent.map((e) => e.onlyEndpointId ?? null),
+      sent.map((e) => e.signal.traceparent ?? null),
     ]),
   );
   const bySignal = new Map<string, string[]>();

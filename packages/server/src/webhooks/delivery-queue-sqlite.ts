@@ -52,7 +52,10 @@ const SQL_LEASE = `
   update webhook_deliveries set state = 'delivering', lease_until = ?
   where id = ? and ((state = 'pending' and next_attempt_at <= ?) or (state = 'delivering' and lease_until < ?))
   returning *`;
-const SQL_ENDPOINT = 'select id, updated_at, url, enabled, secret_sealed, headers from webhook_endpoints where id = ?';
+const SQL_ENDPOINT = `
+  select id, updated_at, url, enabled, secret_sealed, headers, previous_secret_sealed, previous_secret_expires_at,
+    rotation_proof_signal_id
+  from webhook_endpoints where id = ?`;
 const SQL_SIGNAL = 'select * from signals where id = ?';
 
 export class SqliteDeliveryQueue implements DeliveryQueue {
@@ -178,8 +181,8 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
 function insertSignal(sql: Statements, s: SignalTable, onlyEndpointId: string | undefined): string[] {
   sql.run(
     `insert into signals (id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description,
-       identity_id, identity_name, environment, created_at, received_at, is_test)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       identity_id, identity_name, environment, created_at, received_at, is_test, traceparent)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     s.id,
     s.tenant_id,
     s.agent_id,
@@ -194,6 +197,7 @@ function insertSignal(sql: Statements, s: SignalTable, onlyEndpointId: string | 
     s.created_at,
     s.received_at,
     s.is_test,
+    s.traceparent ?? null,
   );
   const endpoints =
     onlyEndpointId === undefined
@@ -271,7 +275,7 @@ function updateDelivery(sql: Statements, id: string, u: DeliveryUpdate): number 
 function insertAttempt(sql: Statements, o: AttemptOutcome, a: AttemptRecord): void {
   sql.run(
     `insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
-       response_excerpt) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       response_excerpt, signature, traceparent) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     timeOrderedUuid(Date.parse(a.startedAt)),
     o.delivery.id,
     o.delivery.tenant_id,
@@ -281,5 +285,7 @@ function insertAttempt(sql: Statements, o: AttemptOutcome, a: AttemptRecord): vo
     a.status,
     a.error,
     a.responseExcerpt,
+    o.sent?.signature ?? null,
+    o.sent?.traceparent ?? null,
   );
 }

@@ -44,7 +44,15 @@ export interface ClaimRequest {
 /** The endpoint columns an attempt needs; the secret and header values still sealed. */
 export type DeliveryEndpointRow = Pick<
   WebhookEndpointTable,
-  'id' | 'updated_at' | 'url' | 'enabled' | 'secret_sealed' | 'headers'
+  | 'id'
+  | 'updated_at'
+  | 'url'
+  | 'enabled'
+  | 'secret_sealed'
+  | 'headers'
+  | 'previous_secret_sealed'
+  | 'previous_secret_expires_at'
+  | 'rotation_proof_signal_id'
 >;
 
 /** A leased delivery with its signal and endpoint, read in the claim's transaction. */

@@ -1,9 +1,37 @@
 // A tenant's webhook endpoints, as stored: the secret and the custom headers are sealed
 // (secret-box.ts, endpoint-headers.ts) by the caller before they reach this module.
 
+import { sql } from 'kysely';
+import { audit } from '../audit/index.ts';
+import type { UserPrincipal } from '../auth/index.ts';
 import { type Db, engineOf, type WebhookEndpointTable } from '../db/index.ts';
 
-export type EndpointChanges = Partial<Omit<WebhookEndpointTable, 'id' | 'tenant_id' | 'secret_sealed' | 'created_at'>>;
+export type EndpointChanges = Partial<
+  Omit<
+    WebhookEndpointTable,
+    | 'id'
+    | 'tenant_id'
+    | 'secret_sealed'
+    | 'created_at'
+    | 'previous_secret_sealed'
+    | 'previous_secret_expires_at'
+    | 'rotation_started_at'
+    | 'rotation_proof_signal_id'
+  >
+>;
+
+/** Who did it and when: rotations are audited in the transaction that makes them. */
+export interface Actor {
+  user: UserPrincipal;
+  at: Date;
+}
+
+/** The old secret and the rotation's proof, forgotten (a rotation that ended). */
+const ROTATION_ENDED = {
+  previous_secret_sealed: null,
+  previous_secret_expires_at: null,
+  rotation_proof_signal_id: null,
+} as const;
 
 export class EndpointsRepository {
   readonly #db: Db;
@@ -88,4 +116,105 @@ export class EndpointsRepository {
       return true;
     });
   }
+
+  /**
+   * Makes `secretSealed` the endpoint's secret. With `graceEndsAt` the secret it replaces is
+   * kept (sealed as it was) until then; without, it is dropped at once. Refused (false) while
+   * an earlier rotation's grace period runs, and for an endpoint the tenant does not have:
+   * the caller tells which.
+   */
+  async rotate(
+    tenantId: string,
+    id: string,
+    secretSealed: string,
+    graceEndsAt: string | undefined,
+    by: Actor,
+  ): Promise<boolean> {
+    const at = by.at.toISOString();
+    return this.#db.transaction().execute(async (trx) => {
+      const r = await trx
+        .updateTable('webhook_endpoints')
+        .set({
+          secret_sealed: secretSealed,
+          // The right-hand side reads the row as it was: the outgoing secret, still sealed.
+          previous_secret_sealed: graceEndsAt === undefined ? null : sql<string>`secret_sealed`,
+          previous_secret_expires_at: graceEndsAt ?? null,
+          rotation_started_at: at,
+          rotation_proof_signal_id: null,
+          updated_at: at,
+        })
+        .where('id', '=', id)
+        .where('tenant_id', '=', tenantId)
+        .where((eb) => eb.or([eb('previous_secret_sealed', 'is', null), eb('previous_secret_expires_at', '<=', at)]))
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return false;
+      const grace = graceEndsAt === undefined ? 0 : Math.round((Date.parse(graceEndsAt) - by.at.getTime()) / 1000);
+      await audit(
+        { db: trx, now: () => by.at },
+        by.user,
+        'webhook.secret_rotate',
+        `${id} grace_seconds=${grace}`,
+        tenantId,
+      );
+      return true;
+    });
+  }
+
+  /**
+   * Records `signalId` as the proof test event of the rotation in its grace period (before the
+   * signal is written, so that the worker, which reads the endpoint with each claim, signs it
+   * with the new secret alone); false when no rotation is in its grace period.
+   */
+  async setRotationProof(tenantId: string, id: string, signalId: string, by: Actor): Promise<boolean> {
+    const at = by.at.toISOString();
+    return this.#db.transaction().execute(async (trx) => {
+      const r = await trx
+        .updateTable('webhook_endpoints')
+        .set({ rotation_proof_signal_id: signalId, updated_at: at })
+        .where('id', '=', id)
+        .where('tenant_id', '=', tenantId)
+        .where('previous_secret_sealed', 'is not', null)
+        .where('previous_secret_expires_at', '>', at)
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return false;
+      await audit({ db: trx, now: () => by.at }, by.user, 'webhook.secret_proof', `${id} signal=${signalId}`, tenantId);
+      return true;
+    });
+  }
+
+  /**
+   * Ends the grace period now: the old secret is erased. Only while the rotation whose proof
+   * is `proofSignalId` is still the one in its grace period (false otherwise).
+   */
+  async completeRotation(tenantId: string, id: string, proofSignalId: string, by: Actor): Promise<boolean> {
+    const at = by.at.toISOString();
+    return this.#db.transaction().execute(async (trx) => {
+      const r = await trx
+        .updateTable('webhook_endpoints')
+        .set({ ...ROTATION_ENDED, updated_at: at })
+        .where('id', '=', id)
+        .where('tenant_id', '=', tenantId)
+        .where('rotation_proof_signal_id', '=', proofSignalId)
+        .where('previous_secret_expires_at', '>', at)
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return false;
+      await audit({ db: trx, now: () => by.at }, by.user, 'webhook.secret_rotation_complete', id, tenantId);
+      return true;
+    });
+  }
+}
+
+/**
+ * Erases the old secret of every rotation whose grace period has ended (maintenance). The
+ * worker stops signing with it at the end of the grace period by itself; this removes it from
+ * the database. Returns how many endpoints it erased one from.
+ */
+export async function eraseExpiredSecrets(db: Db, now: Date): Promise<number> {
+  const at = now.toISOString();
+  const r = await db
+    .updateTable('webhook_endpoints')
+    .set({ ...ROTATION_ENDED, updated_at: at })
+    .where('previous_secret_expires_at', '<=', at)
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows);
 }

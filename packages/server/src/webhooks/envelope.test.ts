@@ -29,7 +29,7 @@ const BASE = 'https://guard.example.com';
 const DELIVERY = { id: '1b4e28ba-2fa1-41d2-883f-0016d3cca427' };
 
 const attempt = (headers: Record<string, string> = {}, sentAt = SENT_AT) =>
-  buildAttempt(SIGNAL, DELIVERY, { secret: SECRET, headers }, BASE, sentAt);
+  buildAttempt(SIGNAL, DELIVERY, { secrets: [SECRET], headers }, BASE, sentAt);
 
 describe('V1 envelope', () => {
   it('has exactly the top-level fields of spec 2.6 with their types', () => {
@@ -115,6 +115,40 @@ describe('one attempt', () => {
     assert.notEqual(a.body, b.body);
     assert.notEqual(a.headers['guard-signature'], b.headers['guard-signature']);
     assert.equal(a.headers['guard-delivery'], b.headers['guard-delivery']);
+  });
+});
+
+describe('one attempt during a secret rotation (DESIGN §5 contract — rotation)', () => {
+  const NEW = 'whsec_NEWnewNEWnewNEWnewNEWnewNEWnewNEWnewNEWnewNE';
+  const rotating = () => buildAttempt(SIGNAL, DELIVERY, { secrets: [NEW, SECRET], headers: {} }, BASE, SENT_AT);
+
+  it('is one entry per valid secret, newest first, separated by ", "', () => {
+    const { body, headers } = rotating();
+    assert.equal(headers['guard-signature'], `${sign(body, NEW)}, ${sign(body, SECRET)}`);
+    assert.match(headers['guard-signature'], /^sha256=[0-9a-f]{64}, sha256=[0-9a-f]{64}$/);
+  });
+
+  it('verifies with the SDK under the old secret and under the new one, and not under another', () => {
+    const { body, headers } = rotating();
+    for (const secret of [NEW, SECRET]) constructEvent(body, headers, secret, { now: () => SENT_AT });
+    assert.throws(() => constructEvent(body, headers, `${NEW}x`, { now: () => SENT_AT }), /does not match/);
+  });
+
+  it('is exactly one sha256=<hex> with one secret: outside a rotation nothing changes', () => {
+    assert.match(attempt().headers['guard-signature'], /^sha256=[0-9a-f]{64}$/);
+  });
+
+  it('carries a traceparent when one is given, and none otherwise', () => {
+    const tp = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const { headers } = buildAttempt(
+      SIGNAL,
+      DELIVERY,
+      { secrets: [SECRET], headers: {}, traceparent: tp },
+      BASE,
+      SENT_AT,
+    );
+    assert.equal(headers.traceparent, tp);
+    assert.equal(attempt().headers.traceparent, undefined);
   });
 });
 

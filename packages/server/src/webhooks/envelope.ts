@@ -35,25 +35,36 @@ export function buildEnvelope(signal: SignalTable, consoleBaseUrl: string, sentA
   };
 }
 
-/** Body and headers of one attempt. Custom headers go first: reserved names can't be overridden (validated at write). */
+/**
+ * Body and headers of one attempt. Custom headers go first: reserved names can't be overridden
+ * (validated at write). `secrets` are the valid secrets, newest first: one outside a rotation,
+ * so Guard-Signature is exactly one `sha256=<hex>`; during a rotation's grace period one entry
+ * per secret, newest first, separated by ", " (DESIGN §5 contract — rotation).
+ * `traceparent` (W3C trace context) is sent when given.
+ */
 export function buildAttempt(
   signal: SignalTable,
   delivery: { id: string },
-  endpoint: { secret: string; headers: Record<string, string> },
+  endpoint: { secrets: readonly string[]; headers: Record<string, string>; traceparent?: string | null },
   consoleBaseUrl: string,
   sentAt: Date,
 ): { body: string; headers: Record<string, string> } {
   const body = JSON.stringify(buildEnvelope(signal, consoleBaseUrl, sentAt));
-  return {
-    body,
-    headers: {
-      ...endpoint.headers,
-      'content-type': 'application/json',
-      'user-agent': WEBHOOK_USER_AGENT,
-      'guard-signature': sign(body, endpoint.secret),
-      'guard-event': EVENT_SIGNAL_CREATED,
-      'guard-delivery': delivery.id,
-      'guard-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-    },
+  const headers: Record<string, string> = {
+    ...endpoint.headers,
+    'content-type': 'application/json',
+    'user-agent': WEBHOOK_USER_AGENT,
+    'guard-signature': signatureHeader(body, endpoint.secrets),
+    'guard-event': EVENT_SIGNAL_CREATED,
+    'guard-delivery': delivery.id,
+    'guard-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
   };
+  if (endpoint.traceparent) headers.traceparent = endpoint.traceparent;
+  return { body, headers };
+}
+
+/** Guard-Signature over `body`: one entry per secret, in the order given (newest first). */
+export function signatureHeader(body: string, secrets: readonly string[]): string {
+  if (secrets.length === 0) throw new Error('an attempt is signed with at least one secret');
+  return secrets.map((secret) => sign(body, secret)).join(', ');
 }

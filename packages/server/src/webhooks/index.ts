@@ -6,8 +6,9 @@ export type { DeliveryQueue, EnqueueResult, OutboxEntry } from './delivery-queue
 export { PostgresDeliveryQueue } from './delivery-queue-postgres.ts';
 export { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
 export { sealPlaintextHeaders } from './endpoint-headers.ts';
+export { eraseExpiredSecrets } from './endpoints-repository.ts';
 export { createDeliveryAgent } from './http-client.ts';
 export { createMetrics, type WebhookMetrics } from './metrics.ts';
-export { pruneDeliveries } from './retention.ts';
+export { effectiveRetentionDays, pruneDeliveries, type RetentionPolicy } from './retention.ts';
 export { webhookRoutes } from './routes.ts';
 export { DeliveryWorker } from './worker.ts';

@@ -29,6 +29,12 @@ export interface AttemptOutcome {
   startedAt: Date;
   durationMs: number;
   result: AttemptResult;
+  /**
+   * What the request carried that cannot be rebuilt later (the attempt view shows it): the
+   * Guard-Signature as sent (each entry during a rotation) and the traceparent. Undefined when
+   * nothing was sent.
+   */
+  sent?: { signature: string; traceparent: string | null };
 }
 
 /** The endpoint's state that the decision depends on; undefined when it was deleted. */

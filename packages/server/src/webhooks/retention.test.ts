@@ -19,10 +19,10 @@ const DAY = 86_400_000;
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const ago = (days: number) => new Date(NOW.getTime() - days * DAY);
 
-function signal(receivedAt: Date): SignalTable {
+function signal(receivedAt: Date, tenantId = 't1'): SignalTable {
   return {
     id: timeOrderedId('sig', receivedAt.getTime()),
-    tenant_id: 't1',
+    tenant_id: tenantId,
     agent_id: null,
     server_id: 'srv',
     server_name: 'web-1',
@@ -47,13 +47,22 @@ describe('delivery retention', () => {
     test = await openTestDatabase('retention');
     db = test.db;
     queue = ON_POSTGRES ? new PostgresDeliveryQueue(db) : new SqliteDeliveryQueue(db);
-    await db.insertInto('tenants').values({ id: 't1', name: 'one', created_at: NOW.toISOString() }).execute();
+    await tenantWithEndpoint('t1', null);
+  });
+  afterEach(() => test.close());
+
+  /** A tenant (with its own retention, or null for the default) and its endpoint e<n>. */
+  async function tenantWithEndpoint(id: string, retentionDays: number | null) {
+    await db
+      .insertInto('tenants')
+      .values({ id, name: id, created_at: NOW.toISOString(), delivery_retention_days: retentionDays })
+      .execute();
     await db
       .insertInto('webhook_endpoints')
       .values({
-        id: 'e1',
-        tenant_id: 't1',
-        name: 'e1',
+        id: id.replace('t', 'e'),
+        tenant_id: id,
+        name: id,
         url: 'https://e1.example/hook',
         headers: '{}',
         secret_sealed: 'sealed',
@@ -64,16 +73,16 @@ describe('delivery retention', () => {
         updated_at: NOW.toISOString(),
       })
       .execute();
-  });
-  afterEach(() => test.close());
+  }
 
   /** A delivery of a signal received at `receivedAt`, with one attempt at that time, in `state`. */
   async function delivery(
     receivedAt: Date,
     state: 'succeeded' | 'failed' | 'pending' | 'delivering',
     completedAt?: Date,
+    tenantId = 't1',
   ) {
-    const s = signal(receivedAt);
+    const s = signal(receivedAt, tenantId);
     const [r] = await queue.enqueue([{ signal: s }]);
     assert.ok(r.ok);
     const id = r.deliveryIds[0];
@@ -91,7 +100,7 @@ describe('delivery retention', () => {
       .values({
         id: timeOrderedId('x', receivedAt.getTime()).replace(/^x_(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5'),
         delivery_id: id,
-        tenant_id: 't1',
+        tenant_id: tenantId,
         attempt: 1,
         started_at: receivedAt.toISOString(),
         duration_ms: 5,
@@ -134,6 +143,70 @@ describe('delivery retention', () => {
     assert.ok(first.deliveries < 6, `took ${first.deliveries}`);
     const second = await pruneDeliveries(db, NOW, 30 * DAY, { batchRows: 2 });
     assert.equal(first.deliveries + second.deliveries, 6);
+  });
+
+  describe('per tenant (default 30 days, at most 90)', () => {
+    const POLICY = { defaultDays: 30, maxDays: 90 };
+    const AGES = [5, 10, 40, 70, 100];
+    /** Per tenant, the ages (days) of its deliveries still stored, and of its attempts. */
+    async function kept() {
+      const rows = await db
+        .selectFrom('webhook_deliveries')
+        .select(['tenant_id', 'created_at', 'id'])
+        .orderBy('created_at', 'desc')
+        .execute();
+      const attempts = new Set(await ids('webhook_attempts', 'delivery_id'));
+      const out: Record<string, { deliveries: number[]; attempts: number[] }> = {};
+      for (const r of rows) {
+        const age = Math.round((NOW.getTime() - Date.parse(r.created_at)) / DAY);
+        out[r.tenant_id] ??= { deliveries: [], attempts: [] };
+        out[r.tenant_id].deliveries.push(age);
+        if (attempts.has(r.id)) out[r.tenant_id].attempts.push(age);
+      }
+      return out;
+    }
+
+    beforeEach(async () => {
+      await tenantWithEndpoint('t2', 7);
+      await tenantWithEndpoint('t3', 60);
+      await tenantWithEndpoint('t4', 200); // above the maximum: 90 applies
+      if (ON_POSTGRES) await ensurePartitions(db, ago(100)); // August, September, October
+      for (const t of ['t1', 't2', 't3', 't4'])
+        for (const age of AGES) await delivery(ago(age), 'succeeded', undefined, t);
+    });
+
+    it('deletes each tenant’s rows past its own retention, and only those', async () => {
+      const r = await pruneDeliveries(db, NOW, POLICY, { batchRows: 2 });
+      assert.deepEqual(await kept(), {
+        t1: { deliveries: [5, 10], attempts: [5, 10] },
+        t2: { deliveries: [5], attempts: [5] },
+        t3: { deliveries: [5, 10, 40], attempts: [5, 10, 40] },
+        t4: { deliveries: [5, 10, 40, 70], attempts: [5, 10, 40, 70] },
+      });
+      if (!ON_POSTGRES) assert.deepEqual([r.attempts, r.deliveries], [10, 10]);
+      const again = await pruneDeliveries(db, NOW, POLICY);
+      assert.deepEqual([again.attempts, again.deliveries, again.partitions], [0, 0, []]);
+      assert.equal((await db.selectFrom('signals').select('id').execute()).length, 20, 'signals stay');
+    });
+
+    it('keeps pending deliveries and deliveries completed within the tenant’s window, whatever their age', async () => {
+      const pending = await delivery(ago(20), 'pending', undefined, 't2');
+      const redelivered = await delivery(ago(20), 'succeeded', ago(1), 't2');
+      await pruneDeliveries(db, NOW, POLICY);
+      const left = await ids('webhook_deliveries', 'id');
+      assert.ok(left.includes(pending.id) && left.includes(redelivered.id));
+      assert.ok(!(await ids('webhook_attempts', 'delivery_id')).includes(pending.id), 'its old attempt goes');
+    });
+
+    if (ON_POSTGRES)
+      it('PostgreSQL: drops a month only when no tenant needs it any more', async () => {
+        const first = await pruneDeliveries(db, NOW, POLICY);
+        assert.deepEqual(first.partitions, [], 't4 keeps 90 days: August is still needed');
+        await db.updateTable('tenants').set({ delivery_retention_days: null }).where('id', '=', 't4').execute();
+        const second = await pruneDeliveries(db, NOW, POLICY);
+        assert.deepEqual(second.partitions.sort(), ['webhook_attempts_p2026_08', 'webhook_deliveries_p2026_08']);
+        assert.equal((await kept()).t3.deliveries.join(), '5,10,40', 't3 keeps 60 days: September stays');
+      });
   });
 
   if (ON_POSTGRES) {

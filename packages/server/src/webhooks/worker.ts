@@ -14,6 +14,7 @@
 
 import type { Dispatcher } from 'undici';
 import type { WebhookDeliveryTable } from '../db/index.ts';
+import { NO_TRACER, type SpanHandle, type Tracer } from '../tracing/index.ts';
 import type { ClaimedDelivery, DeliveryEndpointRow, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
 import { openHeaders } from './endpoint-headers.ts';
 import { buildAttempt } from './envelope.ts';
@@ -21,6 +22,7 @@ import { sendDelivery } from './http-client.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { type AttemptOutcome, decideOutcome, type OutcomeDecision } from './outcome-policy.ts';
 import { open } from './secret-box.ts';
+import { signingSecrets } from './secret-rotation.ts';
 
 export interface WorkerOptions {
   concurrency: number;
@@ -48,14 +50,23 @@ export interface WorkerDeps {
   random: () => number;
   metrics: WebhookMetrics;
   log: WorkerLog;
+  /** A span per attempt, child of the signal's traceparent; the no-op tracer when tracing is off. */
+  tracer?: Tracer;
 }
 
-/** An endpoint with its secret and header values opened, cached until its row changes. */
+/** An endpoint with its secrets and header values opened, cached until its row changes. */
 interface OpenedEndpoint {
-  updatedAt: string;
+  row: DeliveryEndpointRow;
   url: string;
+  /** The URL's host and port: the only part of it a span records (never its path or query). */
+  host: string;
   enabled: boolean;
   secret: string;
+  /** During a secret rotation: the secret being replaced, and when its grace period ends. */
+  previousSecret: string | undefined;
+  previousExpiresAtMs: number | undefined;
+  /** The rotation's proof test event: signed with the new secret alone. */
+  proofSignalId: string | null;
   headers: Record<string, string>;
 }
 
@@ -67,6 +78,7 @@ interface PreparedAttempt {
   url: string;
   headers: Record<string, string>;
   body: string;
+  span: SpanHandle;
 }
 
 /** A failed attempt (or a delivery given up without one), logged once its outcome is written. */
@@ -209,8 +221,33 @@ export class DeliveryWorker {
         const reason = !endpoint?.enabled ? 'the endpoint is disabled or deleted' : 'the signal no longer exists';
         return { delivery, attempt, startedAt, durationMs: 0, result: { kind: 'abandoned', reason } };
       }
-      const { body, headers } = buildAttempt(signal, delivery, endpoint, this.deps.consoleBaseUrl(), startedAt);
-      return { delivery, attempt, startedAt, url: endpoint.url, headers, body };
+      if (signal.erased_at) {
+        const reason = "the signal's payload was erased";
+        return { delivery, attempt, startedAt, durationMs: 0, result: { kind: 'abandoned', reason } };
+      }
+      const secrets = signingSecrets(endpoint, signal.id === endpoint.proofSignalId, startedAt);
+      // The attempt's span is a child of the signal's trace, and the receiver's parent: its
+      // traceparent goes out (with tracing off, the signal's own passes through).
+      const span = (this.deps.tracer ?? NO_TRACER).startSpan('webhook attempt', {
+        kind: 'client',
+        parent: signal.traceparent ?? undefined,
+        attributes: {
+          'http.request.method': 'POST',
+          'server.address': endpoint.host,
+          'guard.delivery.id': delivery.id,
+          'guard.endpoint.id': delivery.endpoint_id,
+          'guard.signal.id': signal.id,
+          'guard.attempt': attempt,
+        },
+      });
+      const { body, headers } = buildAttempt(
+        signal,
+        delivery,
+        { secrets, headers: endpoint.headers, traceparent: span.traceparent },
+        this.deps.consoleBaseUrl(),
+        startedAt,
+      );
+      return { delivery, attempt, startedAt, url: endpoint.url, headers, body, span };
     } catch (e) {
       this.deps.log.error({ err: e, deliveryId: delivery.id }, 'webhook attempt failed before sending');
       return {
@@ -239,9 +276,15 @@ export class DeliveryWorker {
     } catch (e) {
       result = { kind: 'error', error: describeError(e, timeoutMs) };
     }
+    if (result.kind === 'response') {
+      p.span.setAttributes({ 'http.response.status_code': result.status });
+      if (result.status < 200 || result.status >= 300) p.span.fail(`HTTP ${result.status}`);
+    } else p.span.fail(result.error);
+    p.span.end();
     const durationMs = Math.round(performance.now() - t0);
     this.deps.metrics.attemptDuration.observe(durationMs / 1000);
-    return { delivery: p.delivery, attempt: p.attempt, startedAt: p.startedAt, durationMs, result };
+    const sent = { signature: p.headers['guard-signature'], traceparent: p.headers.traceparent ?? null };
+    return { delivery: p.delivery, attempt: p.attempt, startedAt: p.startedAt, durationMs, result, sent };
   }
 
   /**
@@ -301,24 +344,52 @@ export class DeliveryWorker {
     if (this.running) this.wake();
   }
 
-  /** The endpoint with its secret and headers opened, cached until the row's updated_at changes. */
+  /**
+   * The endpoint with its secrets and headers opened, cached until the row changes (its
+   * updated_at, its enabled flag, or any of its secret columns: a rotation, and the erasure of
+   * the old secret, replace the cached plaintext).
+   */
   private openEndpoint(id: string, row: DeliveryEndpointRow | undefined): OpenedEndpoint | undefined {
     if (!row) {
       this.endpoints.delete(id);
       return undefined;
     }
     const cached = this.endpoints.get(id);
-    if (cached && cached.updatedAt === row.updated_at && cached.enabled === (row.enabled === 1)) return cached;
+    if (cached && sameEndpointRow(cached.row, row)) return cached;
+    const previous = row.previous_secret_sealed && row.previous_secret_expires_at;
     const fresh: OpenedEndpoint = {
-      updatedAt: row.updated_at,
+      row,
       url: row.url,
+      host: hostOf(row.url),
       enabled: row.enabled === 1,
       secret: open(this.deps.secretKey, row.secret_sealed, id),
+      previousSecret: previous ? open(this.deps.secretKey, row.previous_secret_sealed as string, id) : undefined,
+      previousExpiresAtMs: previous ? Date.parse(row.previous_secret_expires_at as string) : undefined,
+      proofSignalId: row.rotation_proof_signal_id ?? null,
       headers: openHeaders(this.deps.secretKey, id, row.headers),
     };
     this.endpoints.set(id, fresh);
     return fresh;
   }
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
+  }
+}
+
+function sameEndpointRow(a: DeliveryEndpointRow, b: DeliveryEndpointRow): boolean {
+  return (
+    a.updated_at === b.updated_at &&
+    a.enabled === b.enabled &&
+    a.secret_sealed === b.secret_sealed &&
+    (a.previous_secret_sealed ?? null) === (b.previous_secret_sealed ?? null) &&
+    (a.previous_secret_expires_at ?? null) === (b.previous_secret_expires_at ?? null) &&
+    (a.rotation_proof_signal_id ?? null) === (b.rotation_proof_signal_id ?? null)
+  );
 }
 
 /** Adds `by` to a per-endpoint count; a count that reaches 0 leaves the map. */

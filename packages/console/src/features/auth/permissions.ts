@@ -15,6 +15,8 @@ const RULES = {
   readAudit: ['admin', 'support'],
   readWebhooks: ['admin', 'member'],
   manageWebhooks: ['admin'],
+  /** Erase a signal's payload on request, and set how long the delivery log is kept. */
+  manageRetention: ['admin'],
   manageUsers: ['admin'],
 } as const satisfies Record<string, readonly Role[]>;
 

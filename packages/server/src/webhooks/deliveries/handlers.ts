@@ -67,26 +67,42 @@ export async function signalDeliveries(ctx: WebhookContext, user: TenantUser, si
 }
 
 /**
- * One attempt with the request as it was sent. Not stored: buildAttempt is deterministic for a
- * send time, so the body and its signature are rebuilt from the signal, the delivery and the
- * attempt's started_at (the time the worker stamped on it). URL and custom headers are the
- * endpoint's current ones; their values are masked for members, as on the endpoint view.
+ * One attempt with the request as it was sent. The body is not stored: buildAttempt is
+ * deterministic for a send time, so it is rebuilt from the signal, the delivery and the
+ * attempt's started_at (the time the worker stamped on it). Guard-Signature and traceparent
+ * are the ones stored with the attempt, as sent (during a secret rotation: both entries),
+ * whatever the endpoint's secret is now; attempts recorded before they were stored are
+ * signed again with the current secret. Once the signal's payload was erased, the body is
+ * rebuilt from what is left and no signature is shown (payload_erased). URL and custom
+ * headers are the endpoint's current ones; their values are masked for members, as on the
+ * endpoint view.
  */
 export async function showAttempt(ctx: WebhookContext, user: TenantUser, id: string, n: number) {
   const d = await findDelivery(ctx, user.tenantId, id);
-  const attempt = await ctx.deliveries.attempt(user.tenantId, d.id, n);
-  if (!attempt) throw notFound('attempt');
+  const found = await ctx.deliveries.attempt(user.tenantId, d.id, n);
+  if (!found) throw notFound('attempt');
+  const { signature, traceparent, ...attempt } = found;
   const signal = await ctx.deliveries.signal(user.tenantId, d.signal_id);
   if (!signal) throw notFound('signal');
   const endpoint = await findEndpoint(ctx, user.tenantId, d.endpoint_id);
   const custom = openHeaders(ctx.secretKey, endpoint.id, endpoint.headers);
   const secret = open(ctx.secretKey, endpoint.secret_sealed, endpoint.id);
-  const sent = buildAttempt(signal, d, { secret, headers: custom }, ctx.consoleBaseUrl(), new Date(attempt.started_at));
+  const sent = buildAttempt(
+    signal,
+    d,
+    { secrets: [secret], headers: custom, traceparent },
+    ctx.consoleBaseUrl(),
+    new Date(attempt.started_at),
+  );
+  const erased = signal.erased_at != null;
+  if (erased) delete sent.headers['guard-signature'];
+  else if (signature) sent.headers['guard-signature'] = signature;
   const headers = user.role === 'admin' ? sent.headers : { ...sent.headers, ...maskHeaders(custom) };
   return {
     delivery_id: d.id,
     endpoint_id: d.endpoint_id,
     ...attempt,
+    payload_erased: erased,
     request: { method: 'POST' as const, url: endpoint.url, headers, body: sent.body },
   };
 }

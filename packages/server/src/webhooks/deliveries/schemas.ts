@@ -85,19 +85,24 @@ export const AttemptDetail = Type.Object({
   delivery_id: Type.String(),
   endpoint_id: Type.String(),
   ...AttemptView.properties,
+  payload_erased: Type.Boolean({
+    description: "the signal's payload was erased: the body is rebuilt from what is left, without its signature",
+  }),
   request: Type.Object(
     {
       method: Type.Literal('POST'),
       url: Type.String(),
       headers: Type.Record(Type.String(), Type.String(), {
-        description: 'with Guard-Signature; custom header values masked (••••) for members',
+        description:
+          'with Guard-Signature as sent (every entry during a secret rotation) and traceparent when one was sent; ' +
+          'custom header values masked (••••) for members',
       }),
       body: Type.String({ description: 'the exact bytes signed and sent' }),
     },
     {
       description:
         "rebuilt from the signal, the delivery and the attempt's start time (the body is deterministic for a " +
-        "send time); the URL and custom headers are the endpoint's current ones",
+        "send time), with the signature stored as sent; the URL and custom headers are the endpoint's current ones",
     },
   ),
 });

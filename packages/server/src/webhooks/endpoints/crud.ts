@@ -10,6 +10,7 @@ import { validateEndpointAddress, validateEndpointUrl, validateHeaders } from '.
 import type { EndpointChanges } from '../endpoints-repository.ts';
 import { newWebhookSecret } from '../envelope.ts';
 import { seal } from '../secret-box.ts';
+import { rotationView } from './rotation.ts';
 import { type CreateEndpoint, type EndpointView, endpointView, type UpdateEndpoint } from './schemas.ts';
 
 /** The endpoint, or 404: one of another tenant is "not found" too. */
@@ -19,9 +20,9 @@ export async function findEndpoint(ctx: WebhookContext, tenantId: string, id: st
   return row;
 }
 
-async function view(ctx: WebhookContext, e: WebhookEndpointTable, user: TenantUser): Promise<EndpointView> {
+export async function view(ctx: WebhookContext, e: WebhookEndpointTable, user: TenantUser): Promise<EndpointView> {
   const newest = await ctx.deliveries.newestForEndpoint(user.tenantId, e.id);
-  return endpointView(e, openHeaders(ctx.secretKey, e.id, e.headers), user.role, newest);
+  return endpointView(e, openHeaders(ctx.secretKey, e.id, e.headers), user.role, newest, await rotationView(ctx, e));
 }
 
 /** The rules JSON Schema cannot say: an https URL to an allowed address, well-formed headers. */

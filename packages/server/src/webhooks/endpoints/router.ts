@@ -7,11 +7,14 @@ import { requireTenantUser } from '../../auth/index.ts';
 import { ErrorResponses, IdParams } from '../../route-schemas.ts';
 import type { WebhookContext } from '../context.ts';
 import { createEndpoint, deleteEndpoint, listEndpoints, showEndpoint, updateEndpoint } from './crud.ts';
+import { completeRotation, proveRotation, rotateSecret } from './rotation.ts';
 import {
   CreatedEndpoint,
   CreateEndpoint,
   EndpointList,
   EndpointView,
+  RotatedSecret,
+  RotateSecret,
   TestEventSent,
   UpdateEndpoint,
 } from './schemas.ts';
@@ -98,5 +101,56 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
     },
     async (req, reply) =>
       reply.code(202).send(await sendTestEvent(ctx, requireTenantUser(req, ['admin']), req.params.id)),
+  );
+
+  app.post(
+    '/v1/webhooks/endpoints/:id/rotate-secret',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary:
+          'Rotate the secret (admin; audited): the response carries the new secret, once. For grace_seconds ' +
+          '(default 86400, at most 604800) deliveries are signed with the new and the old secret, newest first',
+        params: IdParams,
+        body: RotateSecret,
+        response: { 200: RotatedSecret, ...ErrorResponses },
+      },
+      // No body at all takes the defaults, as `{}` does.
+      preValidation: async (req) => {
+        req.body ??= {};
+      },
+    },
+    async (req) => rotateSecret(ctx, requireTenantUser(req, ['admin']), req.params.id, req.body),
+  );
+
+  app.post(
+    '/v1/webhooks/endpoints/:id/rotate-secret/verify',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary:
+          'Prove the new secret (admin; audited): send a test event signed with the new secret alone; ' +
+          '409 no_rotation outside a grace period',
+        params: IdParams,
+        response: { 202: TestEventSent, ...ErrorResponses },
+      },
+    },
+    async (req, reply) =>
+      reply.code(202).send(await proveRotation(ctx, requireTenantUser(req, ['admin']), req.params.id)),
+  );
+
+  app.post(
+    '/v1/webhooks/endpoints/:id/rotate-secret/complete',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary:
+          'End the grace period now and erase the old secret (admin; audited); 409 rotation_not_proven until ' +
+          'the receiver answered the proof test event with a 2xx',
+        params: IdParams,
+        response: { 200: EndpointView, ...ErrorResponses },
+      },
+    },
+    async (req) => completeRotation(ctx, requireTenantUser(req, ['admin']), req.params.id),
   );
 };

@@ -6,6 +6,7 @@ import { DeliveryStatusWord } from '../deliveries/schemas.ts';
 import { deliveryStatus } from '../delivery-status.ts';
 import { MASKED_HEADER_VALUE, maskHeaders } from '../endpoint-headers.ts';
 import { HEADERS_MAX_COUNT, NAME_MAX_LENGTH, URL_MAX_LENGTH } from '../endpoint-rules.ts';
+import { GRACE_SECONDS_DEFAULT, GRACE_SECONDS_MAX } from '../secret-rotation.ts';
 
 const Headers = Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 4096 }), {
   maxProperties: HEADERS_MAX_COUNT,
@@ -33,6 +34,32 @@ export const UpdateEndpoint = Type.Object(
 );
 export type UpdateEndpoint = Static<typeof UpdateEndpoint>;
 
+const RotationView = Type.Union(
+  [
+    Type.Object({
+      started_at: Type.String(),
+      grace_ends_at: Type.String({ description: 'until then deliveries are signed with the new and the old secret' }),
+      proof: Type.Union(
+        [
+          Type.Object({
+            signal_id: Type.String(),
+            delivery_id: Type.Union([Type.String(), Type.Null()]),
+            status: Type.Union([DeliveryStatusWord, Type.Null()]),
+          }),
+          Type.Null(),
+        ],
+        { description: 'the test event signed with the new secret alone, once sent' },
+      ),
+      can_complete: Type.Boolean({
+        description: 'the receiver answered the proof with a 2xx: the grace period may be ended early',
+      }),
+    }),
+    Type.Null(),
+  ],
+  { description: 'the secret rotation in its grace period, or null' },
+);
+export type RotationView = Static<typeof RotationView>;
+
 export const EndpointView = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -55,6 +82,10 @@ export const EndpointView = Type.Object({
     ],
     { description: "the endpoint's newest delivery, or null before the first" },
   ),
+  rotation: RotationView,
+  secret_rotated_at: Type.Union([Type.String(), Type.Null()], {
+    description: 'when the current secret replaced the one before (null: the secret made with the endpoint)',
+  }),
   created_at: Type.String(),
   updated_at: Type.String(),
 });
@@ -69,12 +100,33 @@ export const EndpointList = Type.Object({ endpoints: Type.Array(EndpointView) })
 
 export const TestEventSent = Type.Object({ signal_id: Type.String(), delivery_id: Type.String() });
 
+export const RotateSecret = Type.Object(
+  {
+    grace_seconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: GRACE_SECONDS_MAX,
+        default: GRACE_SECONDS_DEFAULT,
+        description: 'how long the old secret stays valid beside the new one; 0 drops it at once',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RotateSecret = Static<typeof RotateSecret>;
+
+export const RotatedSecret = Type.Object({
+  ...EndpointView.properties,
+  secret: Type.String({ description: 'the new whsec_… secret: shown once, never again' }),
+});
+
 /** `headers` are the real values for an admin, masked for anyone else. */
 export function endpointView(
   e: WebhookEndpointTable,
   headers: Record<string, string>,
   role: Role,
   newest: WebhookDeliveryTable | undefined,
+  rotation: RotationView = null,
 ): EndpointView {
   return {
     id: e.id,
@@ -92,6 +144,8 @@ export function endpointView(
           last_status: newest.last_status,
         }
       : null,
+    rotation,
+    secret_rotated_at: e.rotation_started_at ?? null,
     created_at: e.created_at,
     updated_at: e.updated_at,
   };

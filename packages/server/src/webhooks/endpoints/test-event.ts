@@ -3,18 +3,35 @@
 // of the signal list).
 
 import type { TenantUser } from '../../auth/index.ts';
+import type { WebhookEndpointTable } from '../../db/index.ts';
 import { badRequest } from '../../errors.ts';
 import { timeOrderedId } from '../../ids.ts';
 import type { WebhookContext } from '../context.ts';
 import { findEndpoint } from './crud.ts';
 
-const endpointDisabled = () => badRequest('the endpoint is disabled: enable it first', 'endpoint_disabled');
+export const endpointDisabled = () => badRequest('the endpoint is disabled: enable it first', 'endpoint_disabled');
 
 export async function sendTestEvent(ctx: WebhookContext, user: TenantUser, id: string) {
   const endpoint = await findEndpoint(ctx, user.tenantId, id);
   if (endpoint.enabled !== 1) throw endpointDisabled();
+  return writeTestEvent(
+    ctx,
+    endpoint,
+    timeOrderedId('sig'),
+    `Test event for endpoint "${endpoint.name}", sent by ${user.email}`,
+    user,
+  );
+}
+
+/** Writes the test event's signal `signalId` with its one delivery, to `endpoint`, and wakes the worker. */
+export async function writeTestEvent(
+  ctx: WebhookContext,
+  endpoint: WebhookEndpointTable,
+  signalId: string,
+  description: string,
+  user: TenantUser,
+) {
   const now = ctx.now().toISOString();
-  const signalId = timeOrderedId('sig');
   const [deliveryId] = await ctx.outbox.write(
     {
       id: signalId,
@@ -24,7 +41,7 @@ export async function sendTestEvent(ctx: WebhookContext, user: TenantUser, id: s
       server_name: 'guard-test-event',
       signal_type: 'test_event',
       severity: 1,
-      description: `Test event for endpoint "${endpoint.name}", sent by ${user.email}`,
+      description,
       identity_id: user.userId,
       identity_name: user.email,
       environment: 'test',

@@ -5,6 +5,7 @@ import { useCan } from '../../auth/index.ts';
 export function SettingsLayout() {
   const integrations = useCan('readWebhooks');
   const users = useCan('manageUsers');
+  const retention = useCan('manageRetention');
   return (
     <div className="settings">
       <nav className="settings-nav" aria-label="Settings">
@@ -17,6 +18,11 @@ export function SettingsLayout() {
           {users && (
             <li>
               <NavLink to="/settings/users">Users</NavLink>
+            </li>
+          )}
+          {retention && (
+            <li>
+              <NavLink to="/settings/retention">Data retention</NavLink>
             </li>
           )}
           <li>

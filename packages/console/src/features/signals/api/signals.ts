@@ -1,4 +1,4 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../../lib/api-client.ts';
 
 export interface SignalFilters {
@@ -23,6 +23,21 @@ export function useSignal(id: string) {
   return useQuery({
     queryKey: ['signal', id],
     queryFn: () => unwrap(api.GET('/v1/signals/{id}', { params: { path: { id } } })),
+  });
+}
+
+/** Erases the signal's payload (admin): the server keeps the signal as a tombstone. */
+export function useErasePayload(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => unwrap(api.DELETE('/v1/signals/{id}/payload', { params: { path: { id } } })),
+    onSuccess: (signal) => {
+      client.setQueryData(['signal', id], signal);
+      return Promise.all([
+        client.invalidateQueries({ queryKey: ['signals'] }),
+        client.invalidateQueries({ queryKey: ['signal', id, 'deliveries'] }),
+      ]);
+    },
   });
 }
 

@@ -11,6 +11,8 @@ export interface SignalRow {
   server_name: string;
   identity_name: string;
   created_at: string;
+  /** Set once the payload was erased on request. */
+  erased_at?: string | null;
 }
 
 export function SignalTable({ signals }: { signals: SignalRow[] }) {
@@ -34,7 +36,7 @@ export function SignalTable({ signals }: { signals: SignalRow[] }) {
                 <SeverityBadge severity={s.severity} />
               </td>
               <td className="wrap">
-                <Link to={`/signals/${s.signal_id}`}>{s.description}</Link>
+                <Link to={`/signals/${s.signal_id}`}>{s.erased_at ? '(payload erased)' : s.description}</Link>
                 <div className="mono hint">{s.signal_type}</div>
               </td>
               <td>{s.server_name}</td>

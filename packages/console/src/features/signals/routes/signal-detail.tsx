@@ -1,12 +1,20 @@
 // The target of every envelope's console_url: /console/signals/<signal_id>.
 
 import { Link, useParams } from 'react-router';
+import { ConfirmAction } from '../../../components/confirm-action.tsx';
 import { DeliveryStatusBadge } from '../../../components/delivery-status.tsx';
 import { Page } from '../../../components/page.tsx';
-import { BlockSkeleton, EmptyState, ErrorNotice, TableSkeleton } from '../../../components/query-states.tsx';
+import {
+  BlockSkeleton,
+  EmptyState,
+  ErrorNotice,
+  TableSkeleton,
+  WriteError,
+} from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
 import { TableWrap } from '../../../components/table-wrap.tsx';
-import { useSignal, useSignalDeliveries } from '../api/signals.ts';
+import { useCan } from '../../auth/index.ts';
+import { useErasePayload, useSignal, useSignalDeliveries } from '../api/signals.ts';
 import { SeverityBadge } from '../components/severity-badge.tsx';
 
 const WEBHOOKS = '/settings/integrations/webhooks';
@@ -68,6 +76,8 @@ function Deliveries({ signalId }: { signalId: string }) {
 export function SignalDetailPage() {
   const { signalId = '' } = useParams();
   const signal = useSignal(signalId);
+  const canErase = useCan('manageRetention');
+  const erase = useErasePayload(signalId);
   const back = { label: 'Back to the list', to: '/signals' };
   if (signal.isPending)
     return (
@@ -82,8 +92,23 @@ export function SignalDetailPage() {
       </Page>
     );
   const s = signal.data;
+  const actions = canErase && !s.erased_at && (
+    <ConfirmAction
+      label="Erase payload"
+      question="Erase this signal's description and identity, and what its deliveries stored? Deliveries not yet sent are stopped. This cannot be undone; the signal stays listed as erased."
+      pending={erase.isPending}
+      onConfirm={() => erase.mutate()}
+    />
+  );
   return (
-    <Page title={s.description} back={back}>
+    <Page title={s.erased_at ? 'Signal (payload erased)' : s.description} back={back} actions={actions}>
+      <WriteError error={erase.error} />
+      {s.erased_at && (
+        <p className="notice info" role="status">
+          The payload of this signal was erased <RelativeTime at={s.erased_at} />: its description and identity are
+          gone, and so is what its deliveries stored. The erasure is in the audit log.
+        </p>
+      )}
       <section className="card" aria-labelledby="signal-facts">
         <h2 id="signal-facts">Signal</h2>
         <dl className="details">
@@ -101,7 +126,13 @@ export function SignalDetailPage() {
           <dd>{s.environment || '—'}</dd>
           <dt>Identity</dt>
           <dd>
-            {s.identity_name} <span className="mono hint">{s.identity_id}</span>
+            {s.erased_at ? (
+              'erased'
+            ) : (
+              <>
+                {s.identity_name} <span className="mono hint">{s.identity_id}</span>
+              </>
+            )}
           </dd>
           <dt>Happened</dt>
           <dd>

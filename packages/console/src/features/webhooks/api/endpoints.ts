@@ -16,6 +16,13 @@ export function useEndpoint(id: string) {
   return useQuery({
     queryKey: endpointKey(id),
     queryFn: () => unwrap(api.GET('/v1/webhooks/endpoints/{id}', { params: { path: { id } } })),
+    // While a rotation's proof is on its way, its outcome is looked for every second.
+    refetchInterval: (query) => {
+      const proof = query.state.data?.rotation?.proof;
+      return proof && (proof.status === null || proof.status === 'pending' || proof.status === 'retrying')
+        ? 1000
+        : false;
+    },
   });
 }
 
@@ -69,5 +76,56 @@ export function useSendTestEvent(id: string) {
   return useMutation({
     mutationFn: () => unwrap(api.POST('/v1/webhooks/endpoints/{id}/test', { params: { path: { id } } })),
     onSuccess: () => client.invalidateQueries({ queryKey: ['webhook-deliveries', id] }),
+  });
+}
+
+/**
+ * Rotates the signing secret. The new secret goes to `onSecret` (the page holds it in its
+ * state until the admin says it is stored), never into the query cache.
+ */
+export function useRotateSecret(id: string, onSecret: (secret: string) => void) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: async (graceSeconds: number) => {
+      const { secret, ...endpoint } = await unwrap(
+        api.POST('/v1/webhooks/endpoints/{id}/rotate-secret', {
+          params: { path: { id } },
+          body: { grace_seconds: graceSeconds },
+        }),
+      );
+      onSecret(secret);
+      return endpoint;
+    },
+    onSuccess: (endpoint) => {
+      client.setQueryData(endpointKey(id), endpoint);
+      return client.invalidateQueries({ queryKey: ENDPOINTS_KEY });
+    },
+  });
+}
+
+/** Sends the proof: a test event signed with the new secret alone. */
+export function useProveSecret(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () =>
+      unwrap(api.POST('/v1/webhooks/endpoints/{id}/rotate-secret/verify', { params: { path: { id } } })),
+    onSuccess: () =>
+      Promise.all([
+        client.invalidateQueries({ queryKey: endpointKey(id) }),
+        client.invalidateQueries({ queryKey: ['webhook-deliveries', id] }),
+      ]),
+  });
+}
+
+/** Ends the grace period early (refused by the server until the proof succeeded). */
+export function useCompleteRotation(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () =>
+      unwrap(api.POST('/v1/webhooks/endpoints/{id}/rotate-secret/complete', { params: { path: { id } } })),
+    onSuccess: (endpoint) => {
+      client.setQueryData(endpointKey(id), endpoint);
+      return client.invalidateQueries({ queryKey: ENDPOINTS_KEY });
+    },
   });
 }

@@ -18,6 +18,7 @@ import { useDeliveries, useRedeliver } from '../api/deliveries.ts';
 import { useDeleteEndpoint, useEndpoint, useSendTestEvent, useUpdateEndpoint } from '../api/endpoints.ts';
 import { DeliveriesTable } from '../components/deliveries-table.tsx';
 import { SecretReveal } from '../components/secret-reveal.tsx';
+import { SecretRotation } from '../components/secret-rotation.tsx';
 import { VerifySample } from '../components/verify-sample.tsx';
 import { forgetSecret, peekSecret } from '../secret-once.ts';
 
@@ -193,6 +194,7 @@ function EndpointDetail() {
           </dd>
         </dl>
       </section>
+      <SecretRotation endpoint={e} canWrite={canWrite} />
       <Deliveries endpointId={endpointId} canWrite={canWrite} />
       <VerifySample />
     </Page>

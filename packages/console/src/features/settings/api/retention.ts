@@ -1,0 +1,20 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../../lib/api-client.ts';
+
+// The tenant's settings, the same query the servers page reads for support access.
+const SETTINGS_KEY = ['tenant-settings'] as const;
+
+export function useRetention() {
+  return useQuery({ queryKey: SETTINGS_KEY, queryFn: () => unwrap(api.GET('/v1/tenant/settings')) });
+}
+
+/** Days to keep the delivery log; null goes back to the server's default. */
+export function useUpdateRetention() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (days: number | null) =>
+      unwrap(api.PATCH('/v1/tenant/settings', { body: { delivery_retention_days: days } })),
+    onMutate: () => client.cancelQueries({ queryKey: SETTINGS_KEY }),
+    onSuccess: (data) => client.setQueryData(SETTINGS_KEY, data),
+  });
+}
