@@ -17,7 +17,11 @@ export type AuditAction =
   | 'user.create'
   | 'user.role'
   | 'user.delete'
-  | 'user.password_link';
+  | 'user.password_link'
+  | 'webhook_endpoint.failing'
+  | 'webhook_endpoint.disabled'
+  | 'webhook_endpoint.replay'
+  | 'webhook_endpoint.replay_cancel';
 
 /**
  * Every support read is written here before the data is returned; so is every agent key

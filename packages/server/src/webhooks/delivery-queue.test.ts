@@ -15,6 +15,7 @@ import type { ClaimedDelivery, DeliveryQueue, OutcomePolicy } from './delivery-q
 import { PostgresDeliveryQueue } from './delivery-queue-postgres.ts';
 import { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
+import { NEW_ENDPOINT_DEFAULTS } from './subscriptions.ts';
 
 interface Engine {
   name: string;
@@ -49,6 +50,8 @@ function signal(tenant: string, receivedAt = T0): SignalTable {
     created_at: receivedAt.toISOString(),
     received_at: receivedAt.toISOString(),
     is_test: 0,
+    event_type: 'signal_created',
+    event_data: null,
   };
 }
 
@@ -72,6 +75,8 @@ function retry(o: AttemptOutcome, retryAt: Date): OutcomeDecision {
       responseExcerpt: 'oops',
     },
     failingSince: undefined,
+    failureStreak: undefined,
+    alert: undefined,
     disable: undefined,
   };
 }
@@ -103,6 +108,7 @@ for (const engine of ENGINES) {
         enabled,
         disabled_reason: null,
         failing_since: null,
+        ...NEW_ENDPOINT_DEFAULTS,
         created_at: T0.toISOString(),
         updated_at: T0.toISOString(),
       });
@@ -301,6 +307,8 @@ for (const engine of ENGINES) {
             delivery: { kind: 'abandoned', lastError: 'the signal no longer exists', completedAt: done },
             attempt: undefined,
             failingSince: undefined,
+            failureStreak: undefined,
+            alert: undefined,
             disable: undefined,
           },
         ];
@@ -373,14 +381,14 @@ for (const engine of ENGINES) {
         assert.deepEqual(
           seen.filter(([id]) => id === 'e1'),
           [
-            ['e1', { enabled: true, failingSince: null }],
-            ['e1', { enabled: true, failingSince: '2026-01-01T00:00:00.000Z' }],
-            ['e1', { enabled: true, failingSince: null }],
+            ['e1', { enabled: true, failingSince: null, failureStreak: 0, alertedPercent: 0 }],
+            ['e1', { enabled: true, failingSince: '2026-01-01T00:00:00.000Z', failureStreak: 0, alertedPercent: 0 }],
+            ['e1', { enabled: true, failingSince: null, failureStreak: 0, alertedPercent: 0 }],
           ],
         );
         assert.deepEqual(
           seen.filter(([id]) => id === 'e4'),
-          [['e4', { enabled: false, failingSince: null }]],
+          [['e4', { enabled: false, failingSince: null, failureStreak: 0, alertedPercent: 0 }]],
         );
         const e1 = await db
           .selectFrom('webhook_endpoints')

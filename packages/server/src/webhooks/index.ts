@@ -10,4 +10,5 @@ export { createDeliveryAgent } from './http-client.ts';
 export { createMetrics, type WebhookMetrics } from './metrics.ts';
 export { pruneDeliveries } from './retention.ts';
 export { webhookRoutes } from './routes.ts';
+export { NEW_ENDPOINT_DEFAULTS } from './subscriptions.ts';
 export { DeliveryWorker } from './worker.ts';

@@ -10,6 +10,7 @@ import { validateEndpointAddress, validateEndpointUrl, validateHeaders } from '.
 import type { EndpointChanges } from '../endpoints-repository.ts';
 import { newWebhookSecret } from '../envelope.ts';
 import { seal } from '../secret-box.ts';
+import { NEW_ENDPOINT_DEFAULTS } from '../subscriptions.ts';
 import { type CreateEndpoint, type EndpointView, endpointView, type UpdateEndpoint } from './schemas.ts';
 
 /** The endpoint, or 404: one of another tenant is "not found" too. */
@@ -52,6 +53,7 @@ export async function createEndpoint(ctx: WebhookContext, user: TenantUser, body
     enabled: 1,
     disabled_reason: null,
     failing_since: null,
+    ...NEW_ENDPOINT_DEFAULTS,
     created_at: now,
     updated_at: now,
   });

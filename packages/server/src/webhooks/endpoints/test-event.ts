@@ -31,6 +31,8 @@ export async function sendTestEvent(ctx: WebhookContext, user: TenantUser, id: s
       created_at: now,
       received_at: now,
       is_test: 1,
+      event_type: 'signal_created',
+      event_data: null,
     },
     endpoint.id,
   );
