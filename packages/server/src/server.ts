@@ -27,13 +27,15 @@ import {
   ensurePartitions,
   PostgresDeliveryQueue,
   pruneDeliveries,
+  ReplayFeeder,
+  ReplaysRepository,
   SqliteDeliveryQueue,
   sealPlaintextHeaders,
 } from './webhooks/index.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
-  deps: AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker };
+  deps: AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker; feeder: ReplayFeeder };
   url: string;
   /** http://HOST:PORT/metrics, or undefined when metrics are not served. */
   metricsUrl: string | undefined;
@@ -58,7 +60,7 @@ export async function openDeps(
   publicUrl: () => string,
   log: Logger,
   extraCa?: string[],
-): Promise<AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker }> {
+): Promise<AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker; feeder: ReplayFeeder }> {
   // SQLite always migrates (one process owns it); replicas on PostgreSQL migrate only when told
   // (--migrate), else refuse a database that lacks this release's migrations.
   const db = await openDatabase(config, {
@@ -97,6 +99,11 @@ export async function openDeps(
       disableAfterMs: w.disableAfterMs,
     },
   );
+  // Replays are fed behind live traffic: at most one endpoint's worth of due deliveries waits.
+  const feeder = new ReplayFeeder(
+    { replays: new ReplaysRepository(db), now, wakeDeliveries: () => worker.wake(), log },
+    { rate: w.replayRate, window: w.perEndpointConcurrency, intervalMs: REPLAY_FEED_MS, idleMs: REPLAY_IDLE_MS },
+  );
   const analyser = new InsightsWorker(
     { db, store, now, log },
     { timeoutMs: INSIGHTS_TIMEOUT_MS, pollMs: INSIGHTS_POLL_MS },
@@ -108,15 +115,20 @@ export async function openDeps(
     masterKey,
     now,
     publicUrl,
-    webhooks: { wake: () => worker.wake(), metrics },
+    webhooks: { wake: () => worker.wake(), metrics, wakeReplays: () => feeder.wake() },
     // SQLite runs one write at a time anyway; PostgreSQL overlaps a commit with the next batch.
     outbox: new SignalOutbox(queue, { maxInFlight: engineOf(db) === 'postgres' ? 2 : 1 }),
     commands: new CommandHub(),
     insights: { wake: () => analyser.wake() },
     worker,
     analyser,
+    feeder,
   };
 }
+
+/** How often a running replay is fed, and how often replays started by other replicas are looked for. */
+const REPLAY_FEED_MS = 20;
+const REPLAY_IDLE_MS = 1000;
 
 export async function startServer(
   config: ServerConfig,
@@ -196,6 +208,7 @@ export async function startServer(
   await deps.worker.start({ releaseLeases: !shared });
   // The same for bundles whose analysis a crash cut short; queued ones are taken in order.
   await deps.analyser.start({ releaseLeases: !shared });
+  deps.feeder.start();
   return {
     app,
     deps,
@@ -215,6 +228,7 @@ export async function startServer(
       await metrics?.close();
       await app.close();
       await deps.analyser.stop();
+      await deps.feeder.stop();
       await deps.worker.stop();
       await deps.db.destroy();
       deps.store.close();

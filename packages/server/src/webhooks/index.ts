@@ -8,6 +8,8 @@ export { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
 export { sealPlaintextHeaders } from './endpoint-headers.ts';
 export { createDeliveryAgent } from './http-client.ts';
 export { createMetrics, type WebhookMetrics } from './metrics.ts';
+export { ReplayFeeder } from './replay-feeder.ts';
+export { ReplaysRepository } from './replays-repository.ts';
 export { pruneDeliveries } from './retention.ts';
 export { webhookRoutes } from './routes.ts';
 export { NEW_ENDPOINT_DEFAULTS } from './subscriptions.ts';

@@ -6,6 +6,7 @@ import type { TenantUser } from '../../auth/index.ts';
 import { badRequest } from '../../errors.ts';
 import { timeOrderedId } from '../../ids.ts';
 import type { WebhookContext } from '../context.ts';
+import { EVENT_BITS } from '../subscriptions.ts';
 import { findEndpoint } from './crud.ts';
 
 const endpointDisabled = () => badRequest('the endpoint is disabled: enable it first', 'endpoint_disabled');
@@ -13,6 +14,8 @@ const endpointDisabled = () => badRequest('the endpoint is disabled: enable it f
 export async function sendTestEvent(ctx: WebhookContext, user: TenantUser, id: string) {
   const endpoint = await findEndpoint(ctx, user.tenantId, id);
   if (endpoint.enabled !== 1) throw endpointDisabled();
+  if ((endpoint.event_mask & EVENT_BITS.test) === 0)
+    throw badRequest('the endpoint does not subscribe to test events: add "test" to its event_types', 'not_subscribed');
   const now = ctx.now().toISOString();
   const signalId = timeOrderedId('sig');
   const [deliveryId] = await ctx.outbox.write(
