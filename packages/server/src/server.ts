@@ -99,10 +99,15 @@ export async function openDeps(
       disableAfterMs: w.disableAfterMs,
     },
   );
-  // Replays are fed behind live traffic: at most one endpoint's worth of due deliveries waits.
+  // Replays are fed behind live traffic: a replay holds at most half of its endpoint's slots.
   const feeder = new ReplayFeeder(
     { replays: new ReplaysRepository(db), now, wakeDeliveries: () => worker.wake(), log },
-    { rate: w.replayRate, window: w.perEndpointConcurrency, intervalMs: REPLAY_FEED_MS, idleMs: REPLAY_IDLE_MS },
+    {
+      rate: w.replayRate,
+      window: Math.max(1, Math.floor(w.perEndpointConcurrency / 2)),
+      intervalMs: REPLAY_FEED_MS,
+      idleMs: REPLAY_IDLE_MS,
+    },
   );
   const analyser = new InsightsWorker(
     { db, store, now, log },

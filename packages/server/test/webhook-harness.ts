@@ -156,11 +156,11 @@ export interface CreatedEndpoint {
 export async function createEndpoint(
   server: WebhookServer,
   token: string,
-  body: { name?: string; url: string; headers?: Record<string, string> },
+  body: { name?: string; url: string; headers?: Record<string, string> } & Record<string, unknown>,
 ): Promise<CreatedEndpoint> {
   const res = await api(server.url, 'POST', '/v1/webhooks/endpoints', {
     token,
-    body: { name: body.name ?? 'test endpoint', url: body.url, ...(body.headers ? { headers: body.headers } : {}) },
+    body: { ...body, name: body.name ?? 'test endpoint' },
   });
   if (res.status !== 201) throw new Error(`creating the endpoint answered ${res.status}: ${res.text}`);
   return res.json as CreatedEndpoint;

@@ -482,10 +482,18 @@ for (const engine of ENGINES) {
           [{ severity: 1, signal_type: 'ssh_login' }, ['e2']],
         ];
         for (const [fields, want] of cases)
-          assert.deepEqual(await endpointsOf(await enqueue({ ...signal('t1'), ...fields })), want, JSON.stringify(fields));
+          assert.deepEqual(
+            await endpointsOf(await enqueue({ ...signal('t1'), ...fields })),
+            want,
+            JSON.stringify(fields),
+          );
         await setEndpoint('e2', { event_mask: 2 }); // test events only
         assert.deepEqual(await endpointsOf(await enqueue({ ...signal('t1'), severity: 5 })), ['e1']);
-        assert.deepEqual(await endpointsOf(await enqueue(signal('t1'), 'e2')), ['e2'], 'a test event goes to the one named');
+        assert.deepEqual(
+          await endpointsOf(await enqueue(signal('t1'), 'e2')),
+          ['e2'],
+          'a test event goes to the one named',
+        );
       });
 
       it('writes an operational event for the subscribed endpoints other than the one it is about', async () => {
@@ -532,11 +540,20 @@ for (const engine of ENGINES) {
           .set({ failing_since: at(-30_000).toISOString(), failure_streak: 2 })
           .where('id', '=', 'e1')
           .execute();
-        await db.updateTable('webhook_endpoints').set({ event_mask: 4 | 8 }).where('id', '=', 'e2').execute();
+        await db
+          .updateTable('webhook_endpoints')
+          .set({ event_mask: 4 | 8 })
+          .where('id', '=', 'e2')
+          .execute();
         await enqueue(signal('t1'), 'e1');
         await enqueue(signal('t1'), 'e1');
         const claimed = await claim(T0);
-        const alert = { percent: 50, failingSince: at(-30_000).toISOString(), disableAt: at(30_000).toISOString() };
+        const alert = {
+          percent: 50,
+          failingSince: at(-30_000).toISOString(),
+          disableAt: at(30_000).toISOString(),
+          at: T0.toISOString(),
+        };
         const policy: OutcomePolicy = (o, h) => ({
           ...retry(o, at(1000)),
           failureStreak: (h?.failureStreak ?? 0) + 1,
@@ -546,9 +563,17 @@ for (const engine of ENGINES) {
           claimed.map((c) => outcomeOf(c.delivery)),
           policy,
         );
-        const e1 = await db.selectFrom('webhook_endpoints').selectAll().where('id', '=', 'e1').executeTakeFirstOrThrow();
+        const e1 = await db
+          .selectFrom('webhook_endpoints')
+          .selectAll()
+          .where('id', '=', 'e1')
+          .executeTakeFirstOrThrow();
         assert.deepEqual([e1.failure_streak, e1.failing_alerted], [4, 50]);
-        const events = await db.selectFrom('signals').selectAll().where('event_type', '=', 'endpoint.failing').execute();
+        const events = await db
+          .selectFrom('signals')
+          .selectAll()
+          .where('event_type', '=', 'endpoint.failing')
+          .execute();
         assert.equal(events.length, 1, 'one event per endpoint and batch');
         const data = JSON.parse(events[0].event_data ?? '{}');
         assert.deepEqual(

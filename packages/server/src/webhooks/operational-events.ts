@@ -126,7 +126,7 @@ export function announce(e: EventEndpoint, a: Announcement): { events: SignalTab
   const event = a.disabled
     ? disabledEvent(e, a.disabled.reason, a.lastError, a.disabled.at)
     : a.alert
-      ? failingEvent(e, a.alert, a.lastError, a.at)
+      ? failingEvent(e, a.alert, a.lastError, a.alert.at)
       : undefined;
   if (!event) return { events: [], audit: [] };
   return {

@@ -277,6 +277,7 @@ describe('decideOutcome: failing alerts (window 60 s)', () => {
       percent: 50,
       failingSince: since,
       disableAt: new Date(Date.parse(since) + 60_000).toISOString(),
+      at: NOW.toISOString(),
     });
     assert.equal(decide(outcome(response(500)), health(true, sinceAgo(29_999))).alert, undefined);
     assert.equal(decide(outcome(response(500)), health(true, since, 50)).alert, undefined, 'once per streak');

@@ -55,6 +55,8 @@ export interface FailingAlert {
   failingSince: string;
   /** When the endpoint is disabled unless an attempt succeeds first. */
   disableAt: string;
+  /** When the crossing was judged (the batch's time). */
+  at: string;
 }
 
 /** The new state of the delivery row (its lease is released in every case). */
@@ -192,6 +194,7 @@ export function decideOutcome(
       percent,
       failingSince: endpoint.failingSince,
       disableAt: new Date(Date.parse(endpoint.failingSince) + options.disableAfterMs).toISOString(),
+      at: nowIso,
     };
   return decision;
 }

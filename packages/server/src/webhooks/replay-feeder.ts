@@ -1,7 +1,8 @@
 // The replay feeder: re-queues the deliveries of running replays (replays-repository.ts) at a
 // bounded rate per replay, and only while the endpoint has little due work waiting, so that a
-// replay never starves live traffic: live deliveries are never behind more than `window`
-// replayed ones, and a replay pauses while the endpoint's live deliveries back up. Every
+// replay never starves live traffic: a replay has at most `window` deliveries queued or in
+// flight (half the endpoint's concurrency: the other half is always free for live ones), and
+// it pauses while the endpoint's due deliveries back up. Every
 // replica runs one; on PostgreSQL a replay's row is locked while it is fed, so replicas take
 // turns, and the rate (counted from the row's fed_at) holds for all of them together.
 
@@ -10,7 +11,7 @@ import type { ReplaysRepository } from './replays-repository.ts';
 export interface ReplayFeederOptions {
   /** Deliveries per second per replay, at most. */
   rate: number;
-  /** At most this many due deliveries wait at the endpoint (live ones included) before more are re-queued. */
+  /** At most this many of a replay's deliveries are queued or in flight, and are due at the endpoint (live ones included), before more are re-queued. */
   window: number;
   /** How often a running replay is fed. */
   intervalMs: number;

@@ -102,9 +102,10 @@ export class ReplaysRepository {
 
   /**
    * One feeder step of one replay, in one transaction: re-queues the next deliveries of its
-   * walk (oldest first, after its cursor), at most `budget(fedAt)` of them and only while the
-   * endpoint has fewer than `window` deliveries due and waiting (live ones included): a replay
-   * waits whenever live traffic backs up. On PostgreSQL the replay's row is locked, skipped
+   * walk (oldest first, after its cursor), at most `budget(fedAt)` of them, while fewer than
+   * `window` of its deliveries are queued or in flight (so the rest of the endpoint's slots stay
+   * free for live deliveries) and fewer than `window` deliveries of any kind are due and waiting
+   * at the endpoint (a replay waits whenever live traffic backs up). On PostgreSQL the replay's row is locked, skipped
    * when another replica is feeding it.
    */
   async feed(
@@ -131,6 +132,13 @@ export class ReplaysRepository {
           .execute();
         return { result: 'stopped', queued: 0 };
       }
+      // Its own deliveries not yet attempted (queued or in flight), and everything due at the endpoint.
+      const outstanding = await trx
+        .selectFrom('webhook_deliveries')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('replay_id', '=', id)
+        .where('state', 'in', ['pending', 'delivering'])
+        .executeTakeFirstOrThrow();
       const waiting = await trx
         .selectFrom((eb) =>
           eb
@@ -144,7 +152,7 @@ export class ReplaysRepository {
         )
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow();
-      const n = Math.min(budget(replay.fed_at), window - Number(waiting.n));
+      const n = Math.min(budget(replay.fed_at), window - Number(outstanding.n), window - Number(waiting.n));
       if (n <= 0) return { result: 'waiting', queued: 0 };
       let walk = trx
         .selectFrom('webhook_deliveries')
