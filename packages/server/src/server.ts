@@ -27,6 +27,7 @@ import {
   ensurePartitions,
   PostgresDeliveryQueue,
   pruneDeliveries,
+  pruneEndpointStats,
   ReplayFeeder,
   ReplaysRepository,
   SqliteDeliveryQueue,
@@ -274,6 +275,9 @@ export async function maintain(
       const made = await ensurePartitions(db, deps.now());
       if (made.length > 0) log.info({ partitions: made }, 'made delivery partitions');
     });
+  await job('endpoint-stats-retention', async () => {
+    await pruneEndpointStats(db, deps.now());
+  });
   await job('delivery-retention', async () => {
     const r = await pruneDeliveries(db, deps.now(), config.deliveryRetentionMs);
     if (r.attempts + r.deliveries + r.partitions.length > 0) log.info(r, 'pruned old deliveries');

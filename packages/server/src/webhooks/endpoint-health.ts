@@ -97,3 +97,10 @@ export function countAttempt(stats: AttemptCounts, endpointId: string, d: Outcom
   if (d.outcome === 'succeeded') c.succeeded++;
   else c.failed++;
 }
+
+/** Hourly counts are kept for twice the window the success rate covers. */
+export async function pruneEndpointStats(db: Db, now: Date): Promise<number> {
+  const cutoff = statsHour(new Date(now.getTime() - 2 * HEALTH_WINDOW_HOURS * 3_600_000).toISOString());
+  const r = await db.deleteFrom('webhook_endpoint_stats').where('hour', '<', cutoff).executeTakeFirst();
+  return Number(r.numDeletedRows);
+}

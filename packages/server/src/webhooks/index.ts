@@ -6,6 +6,7 @@ export type { DeliveryQueue, EnqueueResult, OutboxEntry } from './delivery-queue
 export { PostgresDeliveryQueue } from './delivery-queue-postgres.ts';
 export { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
 export { sealPlaintextHeaders } from './endpoint-headers.ts';
+export { pruneEndpointStats } from './endpoint-health.ts';
 export { createDeliveryAgent } from './http-client.ts';
 export { createMetrics, type WebhookMetrics } from './metrics.ts';
 export { ReplayFeeder } from './replay-feeder.ts';
