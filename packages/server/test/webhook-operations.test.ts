@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { constructGuardEvent, type GuardEvent } from '@guard/webhooks';
-import { timeOrderedId, timeOrderedUuid } from '../src/ids.ts';
 import { type Loose, sleep, waitFor } from './harness.ts';
 import {
   addUserToken,
@@ -20,6 +19,7 @@ import {
   newTenant,
   postSignal,
   Receiver,
+  seedDeliveries,
   startWebhookServer,
   type TestTls,
   type WebhookServer,
@@ -382,51 +382,3 @@ describe('replay by filter', () => {
     await apiCall(server, 'POST', `/v1/webhooks/replays/${started.json.id}/cancel`, t.adminToken);
   });
 });
-
-/** `n` succeeded deliveries of one endpoint, written straight into the database (signals included). */
-async function seedDeliveries(server: WebhookServer, tenantId: string, endpointId: string, n: number) {
-  const db = server.deps.db;
-  const at = new Date(Date.now() - 500).toISOString();
-  for (let i = 0; i < n; i += 500) {
-    const signals = Array.from({ length: Math.min(500, n - i) }, () => ({
-      id: timeOrderedId('sig'),
-      tenant_id: tenantId,
-      agent_id: null,
-      server_id: 'srv',
-      server_name: 'seeded',
-      signal_type: 'sudo_command_executed',
-      severity: 3,
-      description: 'seeded for a replay',
-      identity_id: 'u',
-      identity_name: 'u',
-      environment: 'test',
-      created_at: at,
-      received_at: at,
-      is_test: 0,
-      event_type: 'signal_created',
-      event_data: null,
-    }));
-    await db.insertInto('signals').values(signals).execute();
-    await db
-      .insertInto('webhook_deliveries')
-      .values(
-        signals.map((s) => ({
-          id: timeOrderedUuid(Date.parse(at)),
-          tenant_id: tenantId,
-          signal_id: s.id,
-          endpoint_id: endpointId,
-          state: 'succeeded' as const,
-          attempts: 1,
-          next_attempt_at: at,
-          lease_until: null,
-          leased_by: null,
-          last_status: 200,
-          last_error: null,
-          created_at: at,
-          completed_at: at,
-          replay_id: null,
-        })),
-      )
-      .execute();
-  }
-}
