@@ -94,6 +94,8 @@ async function seedDeliveries(dataDir: string, tenantId: string, endpointId: str
           created_at: at,
           received_at: at,
           is_test: 0,
+          event_type: 'signal_created',
+          event_data: null,
         });
         // 1 % failed, 0.5 % retrying, 0.5 % pending, the rest succeeded.
         const r = i % 200;
@@ -108,6 +110,7 @@ async function seedDeliveries(dataDir: string, tenantId: string, endpointId: str
           attempts,
           next_attempt_at: state === 'pending' ? later : at,
           lease_until: null,
+          replay_id: null,
           leased_by: null,
           last_status: attempts === 0 ? null : state === 'succeeded' ? 200 : 500,
           last_error: null,

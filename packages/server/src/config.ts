@@ -92,6 +92,8 @@ export interface ServerConfig {
     disableAfterMs: number;
     leaseMs: number;
     pollMs: number;
+    /** Deliveries a second a replay re-queues, at most (per replay, so per endpoint). */
+    replayRate: number;
   };
   /** Where bundles are kept: the embedded store under the data dir, or an S3-compatible bucket. */
   objectStore: ObjectStoreSetting;
@@ -307,6 +309,13 @@ export const SETTINGS = [
     env: 'GUARD_SERVER_WEBHOOK_POLL_MS',
     file: 'webhook_poll_ms',
     default: '250',
+  },
+  {
+    key: 'webhookReplayRate',
+    flag: 'webhook-replay-rate',
+    env: 'GUARD_SERVER_WEBHOOK_REPLAY_RATE',
+    file: 'webhook_replay_rate',
+    default: '100',
   },
   {
     key: 'objectStore',
@@ -537,6 +546,7 @@ export function loadServerConfig(
       disableAfterMs: integer('webhookDisableAfterSeconds', 1) * 1000,
       leaseMs: integer('webhookLeaseMs', 1000, 86_400_000),
       pollMs: integer('webhookPollMs', 10, 3_600_000),
+      replayRate: integer('webhookReplayRate', 1, 100_000),
     },
     objectStore: parseObjectStore(raw.objectStore),
     tls: tlsFiles(raw.tlsCert, raw.tlsKey, cwd),

@@ -16,8 +16,8 @@ export interface AppDeps {
   now: () => Date;
   /** Base URL of presigned URLs: --public-url, or the address listened on. */
   publicUrl: () => string;
-  /** Delivery machinery: the worker claims due deliveries, metrics count them. */
-  webhooks: { wake: () => void; metrics: WebhookMetrics };
+  /** Delivery machinery: the worker claims due deliveries, metrics count them; the feeder re-queues replays. */
+  webhooks: { wake: () => void; metrics: WebhookMetrics; wakeReplays: () => void };
   /** Writes signals with their deliveries (group commit). */
   outbox: SignalOutbox;
   /** Wakes the held command polls of `guard-agent daemon` when a bundle request is created. */

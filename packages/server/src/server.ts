@@ -29,13 +29,16 @@ import {
   eraseExpiredSecrets,
   PostgresDeliveryQueue,
   pruneDeliveries,
+  pruneEndpointStats,
+  ReplayFeeder,
+  ReplaysRepository,
   SqliteDeliveryQueue,
   sealPlaintextHeaders,
 } from './webhooks/index.ts';
 
 export interface RunningServer {
   app: FastifyInstance;
-  deps: AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker };
+  deps: AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker; feeder: ReplayFeeder };
   url: string;
   /** http://HOST:PORT/metrics, or undefined when metrics are not served. */
   metricsUrl: string | undefined;
@@ -61,7 +64,7 @@ export async function openDeps(
   log: Logger,
   extraCa?: string[],
   tracer: Tracer = NO_TRACER,
-): Promise<AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker }> {
+): Promise<AppDeps & { worker: DeliveryWorker; analyser: InsightsWorker; feeder: ReplayFeeder }> {
   // SQLite always migrates (one process owns it); replicas on PostgreSQL migrate only when told
   // (--migrate), else refuse a database that lacks this release's migrations.
   const db = await openDatabase(config, {
@@ -101,6 +104,16 @@ export async function openDeps(
       disableAfterMs: w.disableAfterMs,
     },
   );
+  // Replays are fed behind live traffic: a replay holds at most half of its endpoint's slots.
+  const feeder = new ReplayFeeder(
+    { replays: new ReplaysRepository(db), now, wakeDeliveries: () => worker.wake(), log },
+    {
+      rate: w.replayRate,
+      window: Math.max(1, Math.floor(w.perEndpointConcurrency / 2)),
+      intervalMs: REPLAY_FEED_MS,
+      idleMs: REPLAY_IDLE_MS,
+    },
+  );
   const analyser = new InsightsWorker(
     { db, store, now, log },
     { timeoutMs: INSIGHTS_TIMEOUT_MS, pollMs: INSIGHTS_POLL_MS },
@@ -112,7 +125,7 @@ export async function openDeps(
     masterKey,
     now,
     publicUrl,
-    webhooks: { wake: () => worker.wake(), metrics },
+    webhooks: { wake: () => worker.wake(), metrics, wakeReplays: () => feeder.wake() },
     // SQLite runs one write at a time anyway; PostgreSQL overlaps a commit with the next batch.
     outbox: new SignalOutbox(queue, { maxInFlight: engineOf(db) === 'postgres' ? 2 : 1 }),
     commands: new CommandHub(),
@@ -120,8 +133,13 @@ export async function openDeps(
     tracer,
     worker,
     analyser,
+    feeder,
   };
 }
+
+/** How often a running replay is fed, and how often replays started by other replicas are looked for. */
+const REPLAY_FEED_MS = 20;
+const REPLAY_IDLE_MS = 1000;
 
 export async function startServer(
   config: ServerConfig,
@@ -204,6 +222,7 @@ export async function startServer(
   await deps.worker.start({ releaseLeases: !shared });
   // The same for bundles whose analysis a crash cut short; queued ones are taken in order.
   await deps.analyser.start({ releaseLeases: !shared });
+  deps.feeder.start();
   return {
     app,
     deps,
@@ -223,6 +242,7 @@ export async function startServer(
       await metrics?.close();
       await app.close();
       await deps.analyser.stop();
+      await deps.feeder.stop();
       await deps.worker.stop();
       await deps.tracer.shutdown(); // the spans still batched are exported
       await deps.db.destroy();
@@ -269,6 +289,9 @@ export async function maintain(
   await job('secret-rotation-expiry', async () => {
     const n = await eraseExpiredSecrets(db, deps.now());
     if (n > 0) log.info({ endpoints: n }, 'erased old webhook secrets whose grace period ended');
+  });
+  await job('endpoint-stats-retention', async () => {
+    await pruneEndpointStats(db, deps.now());
   });
   await job('delivery-retention', async () => {
     const r = await pruneDeliveries(db, deps.now(), config.deliveryRetention);

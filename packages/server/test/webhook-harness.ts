@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadServerConfig } from '../src/config.ts';
 import type { Role } from '../src/db/tables.ts';
+import { timeOrderedId, timeOrderedUuid } from '../src/ids.ts';
 import { type RunningServer, startServer } from '../src/server.ts';
 import { runSetup } from '../src/setup.ts';
 import { type ApiResult, addUser, api, enrollAgent, type Loose, sleep } from './harness.ts';
@@ -158,11 +159,11 @@ export interface CreatedEndpoint {
 export async function createEndpoint(
   server: WebhookServer,
   token: string,
-  body: { name?: string; url: string; headers?: Record<string, string> },
+  body: { name?: string; url: string; headers?: Record<string, string> } & Record<string, unknown>,
 ): Promise<CreatedEndpoint> {
   const res = await api(server.url, 'POST', '/v1/webhooks/endpoints', {
     token,
-    body: { name: body.name ?? 'test endpoint', url: body.url, ...(body.headers ? { headers: body.headers } : {}) },
+    body: { ...body, name: body.name ?? 'test endpoint' },
   });
   if (res.status !== 201) throw new Error(`creating the endpoint answered ${res.status}: ${res.text}`);
   return res.json as CreatedEndpoint;
@@ -372,4 +373,55 @@ export class Receiver {
 /** Parses a received body as JSON. */
 export function bodyJson(hit: ReceivedRequest): Loose {
   return JSON.parse(hit.body.toString('utf8'));
+}
+
+// ---------------------------------------------------------------------------------------
+// Replays
+
+/** `n` succeeded deliveries of one endpoint, written straight into the database (signals included), created half a second ago: a replay's material without sending anything first. */
+export async function seedDeliveries(server: WebhookServer, tenantId: string, endpointId: string, n: number) {
+  const db = server.deps.db;
+  const at = new Date(Date.now() - 500).toISOString();
+  for (let i = 0; i < n; i += 500) {
+    const signals = Array.from({ length: Math.min(500, n - i) }, () => ({
+      id: timeOrderedId('sig'),
+      tenant_id: tenantId,
+      agent_id: null,
+      server_id: 'srv',
+      server_name: 'seeded',
+      signal_type: 'sudo_command_executed',
+      severity: 3,
+      description: 'seeded for a replay',
+      identity_id: 'u',
+      identity_name: 'u',
+      environment: 'test',
+      created_at: at,
+      received_at: at,
+      is_test: 0,
+      event_type: 'signal_created',
+      event_data: null,
+    }));
+    await db.insertInto('signals').values(signals).execute();
+    await db
+      .insertInto('webhook_deliveries')
+      .values(
+        signals.map((s) => ({
+          id: timeOrderedUuid(Date.parse(at)),
+          tenant_id: tenantId,
+          signal_id: s.id,
+          endpoint_id: endpointId,
+          state: 'succeeded' as const,
+          attempts: 1,
+          next_attempt_at: at,
+          lease_until: null,
+          leased_by: null,
+          last_status: 200,
+          last_error: null,
+          created_at: at,
+          completed_at: at,
+          replay_id: null,
+        })),
+      )
+      .execute();
+  }
 }

@@ -37,6 +37,55 @@ export interface SignalCreatedEvent {
   console_url: string;
 }
 
+/** The `data` of an operational event about another endpoint of the tenant. */
+export interface EndpointEventData {
+  /** Unique per event: deduplicate on it (signed, unlike Guard-Delivery). */
+  event_id: string;
+  /** The endpoint the event is about (never the one receiving it). */
+  endpoint_id: string;
+  name: string;
+  url: string;
+  /** When its current run of failed attempts began. */
+  failing_since: string;
+  /** Failed attempts in a row so far. */
+  failure_streak: number;
+  /** The last attempt's error, as the attempt log shows it. */
+  last_error: string;
+}
+
+/** An endpoint has failed for `percent` % (50, 75, 90) of the window after which Guard disables it. */
+export interface EndpointFailingEvent {
+  event_type: 'endpoint.failing';
+  version: 'v1';
+  timestamp: string;
+  tenant_id: string;
+  data: EndpointEventData & {
+    percent: 50 | 75 | 90;
+    /** When Guard disables the endpoint unless an attempt succeeds before. */
+    disable_at: string;
+    /** When the threshold was crossed. */
+    occurred_at: string;
+  };
+  /** The endpoint's page in the console. */
+  console_url: string;
+}
+
+/** Guard disabled an endpoint that failed for the whole window. */
+export interface EndpointDisabledEvent {
+  event_type: 'endpoint.disabled';
+  version: 'v1';
+  timestamp: string;
+  tenant_id: string;
+  data: EndpointEventData & {
+    disabled_at: string;
+    reason: string;
+  };
+  console_url: string;
+}
+
+/** Every event an endpoint may subscribe to; `event_type` (and the Guard-Event header) tells which. */
+export type GuardEvent = SignalCreatedEvent | EndpointFailingEvent | EndpointDisabledEvent;
+
 export type WebhookErrorCode =
   | 'missing_signature'
   | 'malformed_signature'
@@ -219,8 +268,19 @@ const STRING_FIELDS = [
   'created_at',
 ] as const;
 
-/** Parses and checks a verified body; refuses an envelope whose signed timestamp is outside the window. */
-export function parseEnvelope(bytes: Uint8Array, window: ReplayWindow): SignalCreatedEvent {
+const ENDPOINT_STRING_FIELDS = ['event_id', 'endpoint_id', 'name', 'url', 'failing_since', 'last_error'] as const;
+const EXTRA_STRING_FIELDS = {
+  'endpoint.failing': ['disable_at', 'occurred_at'],
+  'endpoint.disabled': ['disabled_at', 'reason'],
+} as const;
+
+/**
+ * Parses and checks a verified body; refuses an envelope whose signed timestamp is outside the
+ * window. Only `signal_created` unless `anyEvent` (constructGuardEvent).
+ */
+export function parseEnvelope(bytes: Uint8Array, window: ReplayWindow): SignalCreatedEvent;
+export function parseEnvelope(bytes: Uint8Array, window: ReplayWindow, anyEvent: true): GuardEvent;
+export function parseEnvelope(bytes: Uint8Array, window: ReplayWindow, anyEvent = false): GuardEvent {
   let doc: unknown;
   try {
     doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
@@ -232,10 +292,11 @@ export function parseEnvelope(bytes: Uint8Array, window: ReplayWindow): SignalCr
   };
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return bad('is not a JSON object');
   const e = doc as Record<string, unknown>;
-  if (e.event_type !== 'signal_created')
+  const operational = anyEvent && (e.event_type === 'endpoint.failing' || e.event_type === 'endpoint.disabled');
+  if (e.event_type !== 'signal_created' && !operational)
     throw new WebhookVerificationError(
       'unsupported_event',
-      `event_type ${JSON.stringify(e.event_type)} is not signal_created`,
+      `event_type ${JSON.stringify(e.event_type)} is not ${anyEvent ? 'one of signal_created, endpoint.failing, endpoint.disabled' : 'signal_created (constructGuardEvent takes every event type)'}`,
     );
   if (e.version !== 'v1')
     throw new WebhookVerificationError('unsupported_event', `version ${JSON.stringify(e.version)} is not v1`);
@@ -243,9 +304,18 @@ export function parseEnvelope(bytes: Uint8Array, window: ReplayWindow): SignalCr
     if (typeof e[f] !== 'string') bad(`field ${f} is not a string`);
   const data = e.data as Record<string, unknown>;
   if (typeof data !== 'object' || data === null || Array.isArray(data)) bad('field data is not an object');
-  for (const f of STRING_FIELDS) if (typeof data[f] !== 'string') bad(`field data.${f} is not a string`);
-  if (!Number.isInteger(data.severity) || (data.severity as number) < 1 || (data.severity as number) > 5)
-    bad('field data.severity is not an integer from 1 to 5');
+  if (operational) {
+    const extra = EXTRA_STRING_FIELDS[e.event_type as keyof typeof EXTRA_STRING_FIELDS];
+    for (const f of [...ENDPOINT_STRING_FIELDS, ...extra])
+      if (typeof data[f] !== 'string') bad(`field data.${f} is not a string`);
+    if (!Number.isInteger(data.failure_streak)) bad('field data.failure_streak is not an integer');
+    if (e.event_type === 'endpoint.failing' && ![50, 75, 90].includes(data.percent as number))
+      bad('field data.percent is not 50, 75 or 90');
+  } else {
+    for (const f of STRING_FIELDS) if (typeof data[f] !== 'string') bad(`field data.${f} is not a string`);
+    if (!Number.isInteger(data.severity) || (data.severity as number) < 1 || (data.severity as number) > 5)
+      bad('field data.severity is not an integer from 1 to 5');
+  }
   const sent = Date.parse(e.timestamp as string);
   if (Number.isNaN(sent)) bad('field timestamp is not an ISO 8601 time');
   const tolerance = window.toleranceSeconds * 1000;
@@ -260,5 +330,5 @@ export function parseEnvelope(bytes: Uint8Array, window: ReplayWindow): SignalCr
       'timestamp_in_future',
       `the envelope timestamp ${e.timestamp} is more than ${tolerance / 1000} s in the future (check the clock)`,
     );
-  return doc as SignalCreatedEvent;
+  return doc as GuardEvent;
 }

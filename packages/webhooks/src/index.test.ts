@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import {
   type ConstructEventOptions,
   constructEvent,
+  constructGuardEvent,
   type HeaderSource,
   type RawBody,
   type SignalCreatedEvent,
@@ -15,7 +16,7 @@ import {
   WebhookConfigurationError,
   WebhookVerificationError,
 } from './index.ts';
-import { constructEventAsync, signAsync, verifySignatureAsync } from './web.ts';
+import { constructEventAsync, constructGuardEventAsync, signAsync, verifySignatureAsync } from './web.ts';
 
 // Every expected value below comes from testdata/webhooks/signatures.json, where it is a literal
 // computed outside this SDK; nothing here recomputes an HMAC to compare with.
@@ -285,5 +286,81 @@ describe('constructEvent', () => {
     const later = () => new Date(Date.parse(envelope.timestamp) + 3600_000);
     assert.throws(() => constructEvent(body, headers, secret, { now: later }), failsWith('timestamp_too_old'));
     assert.ok(constructEvent(body, headers, secret, { now: later, toleranceSeconds: 7200 }));
+  });
+});
+
+describe('constructGuardEvent (every event type)', () => {
+  const secret = 'whsec_test';
+  const signal = JSON.parse(fresh.body);
+  const now = () => new Date(fresh.now);
+  const about = {
+    event_id: 'evt_01',
+    endpoint_id: 'we_1',
+    name: 'SIEM',
+    url: 'https://siem.example.com/guard',
+    failing_since: '2026-11-19T00:00:00.000Z',
+    failure_streak: 37,
+    last_error: 'HTTP 503',
+  };
+  const failing = {
+    ...signal,
+    event_type: 'endpoint.failing',
+    data: { ...about, percent: 75, disable_at: '2026-11-24T00:00:00.000Z', occurred_at: '2026-11-22T18:00:00.000Z' },
+    console_url: 'https://guard.example.com/console/settings/integrations/webhooks/we_1',
+  };
+  const disabled = {
+    ...failing,
+    event_type: 'endpoint.disabled',
+    data: { ...about, disabled_at: '2026-11-24T00:00:01.000Z', reason: 'disabled automatically: …' },
+  };
+  const deliver = (doc: unknown) => {
+    const body = JSON.stringify(doc);
+    return { body, headers: { 'guard-signature': sign(body, secret) } };
+  };
+
+  for (const [name, construct] of [
+    ['node', async (b: RawBody, h: HeaderSource) => constructGuardEvent(b, h, secret, { now })],
+    ['webcrypto', (b: RawBody, h: HeaderSource) => constructGuardEventAsync(b, h, secret, { now })],
+  ] as const) {
+    test(`returns signals and operational events, typed by event_type (${name})`, async () => {
+      const types: string[] = [];
+      for (const doc of [signal, failing, disabled]) {
+        const { body, headers } = deliver(doc);
+        const event = await construct(body, headers);
+        if (event.event_type === 'endpoint.failing') assert.equal(event.data.percent, 75);
+        else if (event.event_type === 'endpoint.disabled') assert.match(event.data.reason, /^disabled/);
+        else assert.equal(event.data.severity, 4);
+        types.push(event.event_type);
+      }
+      assert.deepEqual(types, ['signal_created', 'endpoint.failing', 'endpoint.disabled']);
+    });
+
+    test(`refuses a malformed operational event, naming the field (${name})`, async () => {
+      const cases: [unknown, RegExp][] = [
+        [{ ...failing, data: { ...failing.data, percent: 60 } }, /data\.percent/],
+        [{ ...failing, data: { ...failing.data, disable_at: undefined } }, /data\.disable_at/],
+        [{ ...disabled, data: { ...disabled.data, failure_streak: '3' } }, /data\.failure_streak/],
+        [{ ...failing, event_type: 'endpoint.deleted' }, /endpoint\.deleted/],
+      ];
+      for (const [doc, re] of cases) {
+        const { body, headers } = deliver(doc);
+        await assert.rejects(
+          async () => construct(body, headers),
+          (e: unknown) => {
+            assert.ok(e instanceof WebhookVerificationError);
+            assert.match(e.message, re);
+            return true;
+          },
+        );
+      }
+    });
+  }
+
+  test('constructEvent still takes signal_created only, and says which function takes the others', () => {
+    const { body, headers } = deliver(failing);
+    assert.throws(
+      () => constructEvent(body, headers, secret, { now }),
+      failsWith('unsupported_event', undefined, /constructGuardEvent/),
+    );
   });
 });

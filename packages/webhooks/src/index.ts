@@ -11,6 +11,7 @@ import {
   bodyBytes,
   type ConstructEventOptions,
   checkSecrets,
+  type GuardEvent,
   type HeaderSource,
   headerValue,
   parseEnvelope,
@@ -72,4 +73,21 @@ export function constructEvent(
   const window = replayWindow(options);
   verifyChecked(rawBody, headerValue(headers, SIGNATURE_HEADER), secrets);
   return parseEnvelope(bodyBytes(rawBody), window);
+}
+
+/**
+ * constructEvent for an endpoint that subscribes to operational events too: the same checks,
+ * and any event type Guard sends (`signal_created`, `endpoint.failing`, `endpoint.disabled`);
+ * switch on `event.event_type`. Deduplicate on `data.signal_id` or `data.event_id`.
+ */
+export function constructGuardEvent(
+  rawBody: RawBody,
+  headers: HeaderSource,
+  secret: string | readonly string[],
+  options: ConstructEventOptions = {},
+): GuardEvent {
+  const secrets = checkSecrets(secret);
+  const window = replayWindow(options);
+  verifyChecked(rawBody, headerValue(headers, SIGNATURE_HEADER), secrets);
+  return parseEnvelope(bodyBytes(rawBody), window, true);
 }

@@ -6,6 +6,7 @@ import {
   bytesEqual,
   type ConstructEventOptions,
   checkSecrets,
+  type GuardEvent,
   type HeaderSource,
   headerValue,
   parseEnvelope,
@@ -69,4 +70,17 @@ export async function constructEventAsync(
   const window = replayWindow(options);
   await verifyChecked(rawBody, headerValue(headers, SIGNATURE_HEADER), secrets);
   return parseEnvelope(bodyBytes(rawBody), window);
+}
+
+/** constructGuardEvent of the Node entry (every event type), on WebCrypto. */
+export async function constructGuardEventAsync(
+  rawBody: RawBody,
+  headers: HeaderSource,
+  secret: string | readonly string[],
+  options: ConstructEventOptions = {},
+): Promise<GuardEvent> {
+  const secrets = checkSecrets(secret);
+  const window = replayWindow(options);
+  await verifyChecked(rawBody, headerValue(headers, SIGNATURE_HEADER), secrets);
+  return parseEnvelope(bodyBytes(rawBody), window, true);
 }

@@ -8,6 +8,7 @@ import { AppShell, type NavItem } from '../components/layouts/app-shell.tsx';
 import { ErrorNotice } from '../components/query-states.tsx';
 import { SESSION_ENDED_KEY } from '../features/auth/api/session.ts';
 import { can, type Role, SignInPage, UserContext, useSession, useSignOut } from '../features/auth/index.ts';
+import { FailingEndpointsBanner } from '../features/webhooks/components/failing-banner.tsx';
 
 function navFor(role: Role): NavItem[] {
   const items: NavItem[] = [];
@@ -41,6 +42,7 @@ export function SignedInLayout() {
       onSignOut={() => signOut.mutate(undefined, { onSettled: () => navigate('/', { replace: true }) })}
     >
       <UserContext.Provider value={user}>
+        {can(user.role, 'manageWebhooks') && <FailingEndpointsBanner />}
         <Outlet />
       </UserContext.Provider>
     </AppShell>

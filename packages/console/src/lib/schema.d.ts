@@ -3191,6 +3191,29 @@ export interface paths {
                                 enabled: boolean;
                                 disabled_reason: string | null;
                                 failing_since: string | null;
+                                /** @description the event types delivered to it */
+                                event_types: string[];
+                                min_severity: number;
+                                signal_types: string[] | null;
+                                /** @description deliveries per second at most, or null */
+                                rate_limit: number | null;
+                                health: {
+                                    /** @description the success rate covers the attempts of these last hours */
+                                    window_hours: number;
+                                    /** @description attempts in the window */
+                                    attempts: number;
+                                    succeeded: number;
+                                    failed: number;
+                                    /** @description 0…1; null without attempts */
+                                    success_rate: number | null;
+                                    failing_since: string | null;
+                                    /** @description failed attempts in a row */
+                                    failure_streak: number;
+                                    /** @description while failing: when it is disabled unless an attempt succeeds first (at the first failure after) */
+                                    disable_at: string | null;
+                                    /** @description the highest alert threshold (50, 75, 90 % of the disable window) announced in this streak; 0: none */
+                                    alerted_percent: number;
+                                };
                                 /** @description the endpoint's newest delivery, or null before the first */
                                 last_delivery: {
                                     id: string;
@@ -3261,6 +3284,14 @@ export interface paths {
                         headers?: {
                             [key: string]: string;
                         };
+                        /** @description the event types delivered to it; default ["signal_created","test"] (the operational events endpoint.failing and endpoint.disabled are opt-in) */
+                        event_types?: ("signal_created" | "test" | "endpoint.failing" | "endpoint.disabled")[];
+                        /** @description signals below this severity are not delivered to it; default 1 (all) */
+                        min_severity?: number;
+                        /** @description only signals of these types are delivered to it; null (the default): every type */
+                        signal_types?: string[] | null;
+                        /** @description deliveries per second at most (fractions allowed: 0.5 is one every 2 s); deliveries beyond it wait, none fails for it; null (the default): no limit */
+                        rate_limit?: number | null;
                     };
                 };
             };
@@ -3282,6 +3313,29 @@ export interface paths {
                             enabled: boolean;
                             disabled_reason: string | null;
                             failing_since: string | null;
+                            /** @description the event types delivered to it */
+                            event_types: string[];
+                            min_severity: number;
+                            signal_types: string[] | null;
+                            /** @description deliveries per second at most, or null */
+                            rate_limit: number | null;
+                            health: {
+                                /** @description the success rate covers the attempts of these last hours */
+                                window_hours: number;
+                                /** @description attempts in the window */
+                                attempts: number;
+                                succeeded: number;
+                                failed: number;
+                                /** @description 0…1; null without attempts */
+                                success_rate: number | null;
+                                failing_since: string | null;
+                                /** @description failed attempts in a row */
+                                failure_streak: number;
+                                /** @description while failing: when it is disabled unless an attempt succeeds first (at the first failure after) */
+                                disable_at: string | null;
+                                /** @description the highest alert threshold (50, 75, 90 % of the disable window) announced in this streak; 0: none */
+                                alerted_percent: number;
+                            };
                             /** @description the endpoint's newest delivery, or null before the first */
                             last_delivery: {
                                 id: string;
@@ -3377,6 +3431,29 @@ export interface paths {
                             enabled: boolean;
                             disabled_reason: string | null;
                             failing_since: string | null;
+                            /** @description the event types delivered to it */
+                            event_types: string[];
+                            min_severity: number;
+                            signal_types: string[] | null;
+                            /** @description deliveries per second at most, or null */
+                            rate_limit: number | null;
+                            health: {
+                                /** @description the success rate covers the attempts of these last hours */
+                                window_hours: number;
+                                /** @description attempts in the window */
+                                attempts: number;
+                                succeeded: number;
+                                failed: number;
+                                /** @description 0…1; null without attempts */
+                                success_rate: number | null;
+                                failing_since: string | null;
+                                /** @description failed attempts in a row */
+                                failure_streak: number;
+                                /** @description while failing: when it is disabled unless an attempt succeeds first (at the first failure after) */
+                                disable_at: string | null;
+                                /** @description the highest alert threshold (50, 75, 90 % of the disable window) announced in this streak; 0: none */
+                                alerted_percent: number;
+                            };
                             /** @description the endpoint's newest delivery, or null before the first */
                             last_delivery: {
                                 id: string;
@@ -3492,6 +3569,14 @@ export interface paths {
                             [key: string]: string;
                         };
                         enabled?: boolean;
+                        /** @description the event types delivered to it; default ["signal_created","test"] (the operational events endpoint.failing and endpoint.disabled are opt-in) */
+                        event_types?: ("signal_created" | "test" | "endpoint.failing" | "endpoint.disabled")[];
+                        /** @description signals below this severity are not delivered to it; default 1 (all) */
+                        min_severity?: number;
+                        /** @description only signals of these types are delivered to it; null (the default): every type */
+                        signal_types?: string[] | null;
+                        /** @description deliveries per second at most (fractions allowed: 0.5 is one every 2 s); deliveries beyond it wait, none fails for it; null (the default): no limit */
+                        rate_limit?: number | null;
                     };
                 };
             };
@@ -3513,6 +3598,29 @@ export interface paths {
                             enabled: boolean;
                             disabled_reason: string | null;
                             failing_since: string | null;
+                            /** @description the event types delivered to it */
+                            event_types: string[];
+                            min_severity: number;
+                            signal_types: string[] | null;
+                            /** @description deliveries per second at most, or null */
+                            rate_limit: number | null;
+                            health: {
+                                /** @description the success rate covers the attempts of these last hours */
+                                window_hours: number;
+                                /** @description attempts in the window */
+                                attempts: number;
+                                succeeded: number;
+                                failed: number;
+                                /** @description 0…1; null without attempts */
+                                success_rate: number | null;
+                                failing_since: string | null;
+                                /** @description failed attempts in a row */
+                                failure_streak: number;
+                                /** @description while failing: when it is disabled unless an attempt succeeds first (at the first failure after) */
+                                disable_at: string | null;
+                                /** @description the highest alert threshold (50, 75, 90 % of the disable window) announced in this streak; 0: none */
+                                alerted_percent: number;
+                            };
                             /** @description the endpoint's newest delivery, or null before the first */
                             last_delivery: {
                                 id: string;
@@ -3674,6 +3782,29 @@ export interface paths {
                             enabled: boolean;
                             disabled_reason: string | null;
                             failing_since: string | null;
+                            /** @description the event types delivered to it */
+                            event_types: string[];
+                            min_severity: number;
+                            signal_types: string[] | null;
+                            /** @description deliveries per second at most, or null */
+                            rate_limit: number | null;
+                            health: {
+                                /** @description the success rate covers the attempts of these last hours */
+                                window_hours: number;
+                                /** @description attempts in the window */
+                                attempts: number;
+                                succeeded: number;
+                                failed: number;
+                                /** @description 0…1; null without attempts */
+                                success_rate: number | null;
+                                failing_since: string | null;
+                                /** @description failed attempts in a row */
+                                failure_streak: number;
+                                /** @description while failing: when it is disabled unless an attempt succeeds first (at the first failure after) */
+                                disable_at: string | null;
+                                /** @description the highest alert threshold (50, 75, 90 % of the disable window) announced in this streak; 0: none */
+                                alerted_percent: number;
+                            };
                             /** @description the endpoint's newest delivery, or null before the first */
                             last_delivery: {
                                 id: string;
@@ -3831,6 +3962,29 @@ export interface paths {
                             enabled: boolean;
                             disabled_reason: string | null;
                             failing_since: string | null;
+                            /** @description the event types delivered to it */
+                            event_types: string[];
+                            min_severity: number;
+                            signal_types: string[] | null;
+                            /** @description deliveries per second at most, or null */
+                            rate_limit: number | null;
+                            health: {
+                                /** @description the success rate covers the attempts of these last hours */
+                                window_hours: number;
+                                /** @description attempts in the window */
+                                attempts: number;
+                                succeeded: number;
+                                failed: number;
+                                /** @description 0…1; null without attempts */
+                                success_rate: number | null;
+                                failing_since: string | null;
+                                /** @description failed attempts in a row */
+                                failure_streak: number;
+                                /** @description while failing: when it is disabled unless an attempt succeeds first (at the first failure after) */
+                                disable_at: string | null;
+                                /** @description the highest alert threshold (50, 75, 90 % of the disable window) announced in this streak; 0: none */
+                                alerted_percent: number;
+                            };
                             /** @description the endpoint's newest delivery, or null before the first */
                             last_delivery: {
                                 id: string;
@@ -4245,6 +4399,366 @@ export interface paths {
                             last_error: string | null;
                             created_at: string;
                             completed_at: string | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replay completed deliveries created since a time (optionally until, of one status) with their original Guard-Delivery, at a bounded rate behind live traffic (admin); dry_run only counts them */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description only deliveries that ended so; omitted: failed and succeeded alike */
+                        status?: "failed" | "succeeded";
+                        /**
+                         * Format: date-time
+                         * @description deliveries created at or after this time (RFC 3339)
+                         */
+                        since: string;
+                        /**
+                         * Format: date-time
+                         * @description and before this time; default: now
+                         */
+                        until?: string;
+                        /**
+                         * @description only count what would be sent; nothing is re-queued
+                         * @default false
+                         */
+                        dry_run?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            dry_run: true;
+                            /** @description how many deliveries the replay would send */
+                            count: number;
+                            since: string;
+                            until: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            endpoint_id: string;
+                            status: "failed" | "succeeded" | (never | null);
+                            since: string;
+                            until: string;
+                            /** @description running until every delivery it re-queued has been attempted (or it was cancelled) */
+                            state: "running" | "done" | "cancelled";
+                            /** @description deliveries that matched when it started (the dry run’s count) */
+                            total: number;
+                            /** @description re-queued so far */
+                            queued: number;
+                            /** @description re-queued and attempted */
+                            sent: number;
+                            /** @description total less sent (0 once done; what a cancel left unsent) */
+                            remaining: number;
+                            /** @description matched at the start but changed before their turn (redelivered, pruned): not sent */
+                            skipped: number;
+                            error: string | null;
+                            created_at: string;
+                            finished_at: string | null;
+                            /** @description the admin who started it (user id) */
+                            requested_by: string;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/endpoints/{id}/replays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An endpoint's replays, newest first (the last 20) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            replays: {
+                                id: string;
+                                endpoint_id: string;
+                                status: "failed" | "succeeded" | (never | null);
+                                since: string;
+                                until: string;
+                                /** @description running until every delivery it re-queued has been attempted (or it was cancelled) */
+                                state: "running" | "done" | "cancelled";
+                                /** @description deliveries that matched when it started (the dry run’s count) */
+                                total: number;
+                                /** @description re-queued so far */
+                                queued: number;
+                                /** @description re-queued and attempted */
+                                sent: number;
+                                /** @description total less sent (0 once done; what a cancel left unsent) */
+                                remaining: number;
+                                /** @description matched at the start but changed before their turn (redelivered, pruned): not sent */
+                                skipped: number;
+                                error: string | null;
+                                created_at: string;
+                                finished_at: string | null;
+                                /** @description the admin who started it (user id) */
+                                requested_by: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/replays/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A replay's progress: total, sent, remaining, state */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            endpoint_id: string;
+                            status: "failed" | "succeeded" | (never | null);
+                            since: string;
+                            until: string;
+                            /** @description running until every delivery it re-queued has been attempted (or it was cancelled) */
+                            state: "running" | "done" | "cancelled";
+                            /** @description deliveries that matched when it started (the dry run’s count) */
+                            total: number;
+                            /** @description re-queued so far */
+                            queued: number;
+                            /** @description re-queued and attempted */
+                            sent: number;
+                            /** @description total less sent (0 once done; what a cancel left unsent) */
+                            remaining: number;
+                            /** @description matched at the start but changed before their turn (redelivered, pruned): not sent */
+                            skipped: number;
+                            error: string | null;
+                            created_at: string;
+                            finished_at: string | null;
+                            /** @description the admin who started it (user id) */
+                            requested_by: string;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/replays/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a running replay: nothing more is re-queued (admin) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            endpoint_id: string;
+                            status: "failed" | "succeeded" | (never | null);
+                            since: string;
+                            until: string;
+                            /** @description running until every delivery it re-queued has been attempted (or it was cancelled) */
+                            state: "running" | "done" | "cancelled";
+                            /** @description deliveries that matched when it started (the dry run’s count) */
+                            total: number;
+                            /** @description re-queued so far */
+                            queued: number;
+                            /** @description re-queued and attempted */
+                            sent: number;
+                            /** @description total less sent (0 once done; what a cancel left unsent) */
+                            remaining: number;
+                            /** @description matched at the start but changed before their turn (redelivered, pruned): not sent */
+                            skipped: number;
+                            error: string | null;
+                            created_at: string;
+                            finished_at: string | null;
+                            /** @description the admin who started it (user id) */
+                            requested_by: string;
                         };
                     };
                 };

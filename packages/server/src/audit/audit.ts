@@ -21,7 +21,11 @@ export type AuditAction =
   | 'webhook.secret_rotate'
   | 'webhook.secret_proof'
   | 'webhook.secret_rotation_complete'
-  | 'signal.erase';
+  | 'signal.erase'
+  | 'webhook_endpoint.failing'
+  | 'webhook_endpoint.disabled'
+  | 'webhook_endpoint.replay'
+  | 'webhook_endpoint.replay_cancel';
 
 /**
  * Every support read is written here before the data is returned; so is every agent key

@@ -55,6 +55,7 @@ export function startCheckpointer(path: string): Checkpointer {
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
     stop() {
+      worker.ref(); // the exit awaited keeps the process alive until it comes
       worker.postMessage('stop');
       return exited;
     },

@@ -169,12 +169,19 @@ export interface SignalTable {
   environment: string;
   created_at: string;
   received_at: string;
-  /** 1 for the synthetic signal of an endpoint's "send test event". */
+  /**
+   * 1 for a synthetic row, left out of the signal list: an endpoint's "send test event", or an
+   * operational event (event_type other than signal_created).
+   */
   is_test: number;
   /** The W3C traceparent its deliveries carry (the agent's, or the ingest span's); null: none. */
   traceparent?: string | null;
   /** When its payload (description, identity) was erased on request; null: never. */
   erased_at?: string | null;
+  /** What the row's deliveries announce (Guard-Event): signal_created, endpoint.failing, endpoint.disabled. */
+  event_type: string;
+  /** An operational event's `data`, as JSON, frozen when it happened; null for signals. */
+  event_data: string | null;
 }
 
 export interface WebhookEndpointTable {
@@ -204,6 +211,18 @@ export interface WebhookEndpointTable {
   rotation_started_at?: string | null;
   /** The test event signed with the new secret alone ("prove the new secret first"). */
   rotation_proof_signal_id?: string | null;
+  /** The event types it subscribes to, as bits (webhooks/subscriptions.ts). */
+  event_mask: number;
+  /** Signals below this severity are not delivered to it (1: all). */
+  min_severity: number;
+  /** JSON array of the signal types delivered to it; null: every type. */
+  signal_types: string | null;
+  /** Deliveries per second at most; null: no limit. */
+  rate_limit: number | null;
+  /** Failed attempts in a row (0 after a success). */
+  failure_streak: number;
+  /** The highest alert threshold (percent of the disable window) announced in this streak; 0: none. */
+  failing_alerted: number;
 }
 
 export type DeliveryState = 'pending' | 'delivering' | 'succeeded' | 'failed';
@@ -224,6 +243,53 @@ export interface WebhookDeliveryTable {
   last_error: string | null;
   created_at: string;
   completed_at: string | null;
+  /** The replay that re-queued it last, if any. */
+  replay_id: string | null;
+}
+
+export type ReplayState = 'running' | 'done' | 'cancelled';
+
+/** A replay: an endpoint's completed deliveries matching a filter, re-queued at a bounded rate. */
+export interface WebhookReplayTable {
+  id: string;
+  tenant_id: string;
+  endpoint_id: string;
+  /** The admin who started it. */
+  requested_by: string;
+  /** Only deliveries in this state ('failed' or 'succeeded'); null: both. */
+  status: string | null;
+  /** Deliveries created in [since, until). */
+  since: string;
+  until: string;
+  state: ReplayState;
+  /** How many matched when it started (the dry run's count). */
+  total: number;
+  /** How many it has re-queued so far. */
+  queued: number;
+  /** The last delivery re-queued (created_at, id): the walk goes on after it. */
+  cursor_at: string | null;
+  cursor_id: string | null;
+  /** When the feeder last re-queued some: the rate is counted from there. */
+  fed_at: string | null;
+  created_at: string;
+  finished_at: string | null;
+  /** Why it stopped early (the endpoint was disabled), or null. */
+  error: string | null;
+}
+
+/** A rate-limited endpoint's next free time (GCRA's theoretical arrival time, Unix ms). */
+export interface WebhookEndpointRateTable {
+  endpoint_id: string;
+  tat_ms: number;
+}
+
+/** Attempts per endpoint and hour (the endpoint's success rate). */
+export interface WebhookEndpointStatsTable {
+  endpoint_id: string;
+  /** The hour's start, RFC 3339. */
+  hour: string;
+  succeeded: number;
+  failed: number;
 }
 
 export interface WebhookAttemptTable {
@@ -278,6 +344,9 @@ export interface Database {
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
+  webhook_replays: WebhookReplayTable;
+  webhook_endpoint_rates: WebhookEndpointRateTable;
+  webhook_endpoint_stats: WebhookEndpointStatsTable;
   tenants: TenantTable;
   users: UserTable;
   api_tokens: ApiTokenTable;

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
 import type { Db, SignalTable } from '../db/index.ts';
 import { timeOrderedId } from '../ids.ts';
-import { PostgresDeliveryQueue, SqliteDeliveryQueue } from '../webhooks/index.ts';
+import { NEW_ENDPOINT_DEFAULTS, PostgresDeliveryQueue, SqliteDeliveryQueue } from '../webhooks/index.ts';
 import { SignalOutbox } from './outbox.ts';
 
 const NOW = '2026-11-21T12:00:00.000Z';
@@ -28,6 +28,8 @@ function signal(tenant: string, id = timeOrderedId('sig')): SignalTable {
     created_at: NOW,
     received_at: NOW,
     is_test: 0,
+    event_type: 'signal_created',
+    event_data: null,
   };
 }
 
@@ -57,6 +59,7 @@ describe('SignalOutbox', () => {
       enabled,
       disabled_reason: null,
       failing_since: null,
+      ...NEW_ENDPOINT_DEFAULTS,
       created_at: NOW,
       updated_at: NOW,
     });

@@ -24,5 +24,7 @@ export function signalFromAgent(
     created_at: body.created_at ? new Date(body.created_at).toISOString() : now,
     received_at: now,
     is_test: 0,
+    event_type: 'signal_created',
+    event_data: null,
   };
 }

@@ -35,6 +35,9 @@ export const TABLES = [
   'audit_log',
   'signals',
   'webhook_endpoints',
+  'webhook_endpoint_rates',
+  'webhook_endpoint_stats',
+  'webhook_replays',
   'webhook_deliveries',
   'webhook_attempts',
 ] as const;

@@ -139,7 +139,14 @@ export class DeliveriesRepository {
    * attempt is in flight. Returns the fields it set.
    */
   async redeliver(tenantId: string, id: string, at: string) {
-    const changes = { state: 'pending' as const, next_attempt_at: at, completed_at: null, lease_until: null };
+    // Out of any replay that re-queued it: it is an admin's own redelivery now.
+    const changes = {
+      state: 'pending' as const,
+      next_attempt_at: at,
+      completed_at: null,
+      lease_until: null,
+      replay_id: null,
+    };
     await this.#db
       .updateTable('webhook_deliveries')
       .set(changes)

@@ -14,7 +14,9 @@
 //   from its memory, as on SQLite (a finished attempt frees its slot before its outcome is
 //   written). Endpoints are served oldest-due first, and within a claim round-robin (each
 //   endpoint's first due delivery, then each one's second …), so one endpoint's backlog
-//   never takes the slots of another's.
+//   never takes the slots of another's. A rate-limited endpoint's bucket (rate-limit.ts) is
+//   a row of webhook_endpoint_rates, read and written under the same lock, so its limit too
+//   holds across replicas.
 // - leases expire: a row whose holder died (`delivering`, lease_until passed) is claimed again
 //   like a due one. No replica ever releases leases wholesale: the others hold live ones.
 // - recordOutcomes: one transaction; the endpoints' rows are locked first (in id order, the
@@ -39,7 +41,11 @@ import type {
   OutcomePolicy,
   RecordedOutcomes,
 } from './delivery-queue.ts';
+import { type AttemptCounts, countAttempt, healthAfter, lastErrorOf } from './endpoint-health.ts';
+import { type Announcement, announce, type EventEndpoint, noteAnnouncement } from './operational-events.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
+import { advance, allowance, nextAllowedMs } from './rate-limit.ts';
+import { EVENT_BITS, eventBitOf } from './subscriptions.ts';
 
 /** The channel enqueue notifies and `watch` listens on. */
 export const WORK_CHANNEL = 'guard_deliveries';
@@ -52,15 +58,16 @@ const SQL_INSERT_SIGNALS = `
   with input as (
     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
       $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[], $15::text[],
-      $16::text[])
+      $16::text[], $17::text[], $18::text[], $19::int[], $20::text[])
       as i(id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description, identity_id,
-        identity_name, environment, created_at, received_at, is_test, only_endpoint, traceparent)
+        identity_name, environment, created_at, received_at, is_test, only_endpoint, event_type, event_data,
+        exclude_endpoint, event_bit, traceparent)
   ),
   inserted as (
     insert into signals (id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description,
-      identity_id, identity_name, environment, created_at, received_at, is_test, traceparent)
+      identity_id, identity_name, environment, created_at, received_at, is_test, event_type, event_data, traceparent)
     select id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description, identity_id,
-      identity_name, environment, created_at, received_at, is_test, traceparent from input
+      identity_name, environment, created_at, received_at, is_test, event_type, event_data, traceparent from input
     on conflict (id) do nothing
     returning id
   )
@@ -68,7 +75,10 @@ const SQL_INSERT_SIGNALS = `
   from inserted s
   join input i on i.id = s.id
   left join webhook_endpoints e on e.tenant_id = i.tenant_id and e.enabled = 1
-    and (i.only_endpoint is null or e.id = i.only_endpoint)
+    and (case when i.only_endpoint is not null then e.id = i.only_endpoint
+      else (e.event_mask & i.event_bit) <> 0 and e.id is distinct from i.exclude_endpoint
+        and (i.event_bit <> ${EVENT_BITS.signal_created} or (e.min_severity <= i.severity
+          and (e.signal_types is null or e.signal_types::jsonb ? i.signal_type))) end)
   order by s.id, e.id`;
 
 const SQL_INSERT_DELIVERIES = `
@@ -93,22 +103,32 @@ const SQL_LOCK_DUE_ENDPOINTS = `
     from webhook_endpoints e
   ),
   ordered as materialized (select id, oldest from due where oldest is not null order by oldest)
-  select id, pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(id)) as taken from ordered limit $2`;
+  select o.id, pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(o.id)) as taken,
+    (select e.rate_limit from webhook_endpoints e where e.id = o.id) as rate_limit
+  from ordered o limit $2`;
+
+/** Rate-limited endpoints' buckets, read after their claim locks are held (a new snapshot). */
+const SQL_RATES = 'select endpoint_id, tat_ms from webhook_endpoint_rates where endpoint_id = any($1::text[])';
+const SQL_SAVE_RATES = `
+  insert into webhook_endpoint_rates (endpoint_id, tat_ms)
+  select * from unnest($1::text[], $2::bigint[])
+  on conflict (endpoint_id) do update set tat_ms = excluded.tat_ms`;
 
 /**
  * Leases, for the endpoints locked above, as many due deliveries as each has free slots: the
  * per-endpoint limit less this process's attempts in flight ($2, from memory) and less the
- * live leases other processes hold (from the table, by `leased_by`). Round-robin over
+ * live leases other processes hold (from the table, by `leased_by`), and at most what its
+ * rate limit allows now ($8). Round-robin over
  * endpoints, oldest first within each, at most $limit in all.
  * Returns the leased rows with their signal and endpoint, each found by its key (scalar
  * subqueries: a join would let a generic plan hash the whole signals table).
  */
 const SQL_CLAIM = `
   with ep as (
-    select u.id, $3::int - u.busy - (select count(*) from webhook_deliveries b
+    select u.id, least(u.allow, $3::int - u.busy - (select count(*) from webhook_deliveries b
         where b.endpoint_id = u.id and b.state = 'delivering' and b.lease_until >= $4
-          and b.leased_by is distinct from $7) as free
-    from unnest($1::text[], $2::int[]) as u(id, busy)
+          and b.leased_by is distinct from $7)) as free
+    from unnest($1::text[], $2::int[], $8::int[]) as u(id, busy, allow)
   ),
   candidates as (
     select c.id, c.due, row_number() over (partition by ep.id order by c.due) as turn
@@ -147,12 +167,12 @@ const SQL_CLAIM = `
  */
 const SQL_LOCK_HEALTH = `
   with health as (
-    select id, enabled, failing_since from webhook_endpoints
+    select id, enabled, failing_since, failure_streak, failing_alerted from webhook_endpoints
     where id = any($1::text[]) order by id for no key update
   )
-  select id, enabled, failing_since, true as is_endpoint from health
+  select id, enabled, failing_since, failure_streak, failing_alerted, true as is_endpoint from health
   union all
-  select d.id, null, null, false from webhook_deliveries d where d.id = any($2::text[])`;
+  select d.id, null, null, null, null, false from webhook_deliveries d where d.id = any($2::text[])`;
 
 /** Every decided delivery, its attempt and its endpoint's streak. */
 const SQL_WRITE_OUTCOMES = `
@@ -175,15 +195,27 @@ const SQL_WRITE_OUTCOMES = `
     insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
       response_excerpt, signature, traceparent)
     select a.* from unnest($9::text[], $10::text[], $11::text[], $12::int[], $13::text[], $14::int[], $15::int[],
-      $16::text[], $17::text[], $20::text[], $21::text[]) as a(id, delivery_id, tenant_id, attempt, started_at,
+      $16::text[], $17::text[], $26::text[], $27::text[]) as a(id, delivery_id, tenant_id, attempt, started_at,
       duration_ms, status, error, response_excerpt, signature, traceparent)
   ),
   streaks as (
-    update webhook_endpoints e set failing_since = f.failing_since
-    from unnest($18::text[], $19::text[]) as f(id, failing_since)
+    update webhook_endpoints e set failing_since = f.failing_since, failure_streak = f.failure_streak,
+      failing_alerted = f.failing_alerted
+    from unnest($18::text[], $19::text[], $20::int[], $21::int[]) as f(id, failing_since, failure_streak, failing_alerted)
     where e.id = f.id
+  ),
+  stats as (
+    insert into webhook_endpoint_stats (endpoint_id, hour, succeeded, failed)
+    select * from unnest($22::text[], $23::text[], $24::int[], $25::int[])
+    on conflict (endpoint_id, hour) do update set succeeded = webhook_endpoint_stats.succeeded + excluded.succeeded,
+      failed = webhook_endpoint_stats.failed + excluded.failed
   )
   select id from updated`;
+
+const SQL_EVENT_ENDPOINT =
+  'select id, tenant_id, name, url, failing_since, failure_streak from webhook_endpoints where id = $1';
+const SQL_AUDIT =
+  'insert into audit_log (id, at, actor_id, actor_role, tenant_id, action, target) values ($1, $2, $3, $4, $5, $6, $7)';
 
 const SQL_DISABLE_ENDPOINT = `
   update webhook_endpoints set enabled = 0, disabled_reason = $2, updated_at = $3 where id = $1`;
@@ -286,14 +318,30 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     const nowIso = now.toISOString();
     const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
     return this.transaction(async (client) => {
-      const due = await client.query<{ id: string; taken: boolean }>(
+      const due = await client.query<{ id: string; taken: boolean; rate_limit: number | null }>(
         q('guard_lock_due_endpoints', SQL_LOCK_DUE_ENDPOINTS, [nowIso, limit]),
       );
       // An endpoint another replica was claiming from just now may still have work after its
       // claim: look again shortly rather than at the next poll.
       if (due.rows.some((r) => !r.taken)) this.lookAgainSoon();
-      const ids = due.rows.filter((r) => r.taken).map((r) => r.id);
+      const taken = due.rows.filter((r) => r.taken);
+      const ids = taken.map((r) => r.id);
       if (ids.length === 0) return [];
+      // Rate limits: how many each limited endpoint may start now, from its bucket as the last
+      // claim (of any replica) left it; the lock above keeps other claims off it meanwhile.
+      const nowMs = now.getTime();
+      const limited = new Map(taken.filter((r) => r.rate_limit !== null).map((r) => [r.id, r.rate_limit as number]));
+      const tats = new Map<string, number>();
+      if (limited.size > 0) {
+        const found = await client.query<{ endpoint_id: string; tat_ms: number }>(
+          q('guard_rates', SQL_RATES, [[...limited.keys()]]),
+        );
+        for (const r of found.rows) tats.set(r.endpoint_id, Number(r.tat_ms));
+      }
+      const allow = ids.map((id) => {
+        const rate = limited.get(id);
+        return rate === undefined ? perEndpoint : Math.min(perEndpoint, allowance(rate, tats.get(id) ?? 0, nowMs));
+      });
       const { rows } = await client.query<ClaimRow>(
         q('guard_claim', SQL_CLAIM, [
           ids,
@@ -303,8 +351,10 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
           limit,
           leaseUntil,
           this.holder,
+          allow,
         ]),
       );
+      if (limited.size > 0) await this.saveRates(client, limited, tats, rows, nowMs, allow, ids);
       // Claims of one endpoint share one endpoint object (the worker caches by it).
       const endpoints = new Map<string, DeliveryEndpointRow | undefined>();
       return rows.map(({ signal, endpoint, claim_turn: _turn, claim_due: _due, ...delivery }) => {
@@ -312,6 +362,56 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         return { delivery, signal: signal ?? undefined, endpoint: endpoints.get(delivery.endpoint_id) };
       });
     }, false);
+  }
+
+  /**
+   * Advances the buckets of the limited endpoints that started deliveries, and looks again
+   * when the first of those held back may go.
+   */
+  private async saveRates(
+    client: pg.PoolClient,
+    limited: Map<string, number>,
+    tats: Map<string, number>,
+    rows: readonly { endpoint_id: string }[],
+    nowMs: number,
+    allow: number[],
+    ids: string[],
+  ): Promise<void> {
+    const started = new Map<string, number>();
+    for (const r of rows) started.set(r.endpoint_id, (started.get(r.endpoint_id) ?? 0) + 1);
+    const save = { id: [] as string[], tat: [] as number[] };
+    let next = Number.POSITIVE_INFINITY;
+    for (const [id, rate] of limited) {
+      const n = started.get(id) ?? 0;
+      const tat = n > 0 ? advance(rate, tats.get(id) ?? 0, nowMs, n) : (tats.get(id) ?? 0);
+      if (n > 0) {
+        save.id.push(id);
+        save.tat.push(Math.ceil(tat));
+      }
+      // Held back by its limit (it may have more due): look again when the next may go.
+      if (n >= allow[ids.indexOf(id)]) next = Math.min(next, nextAllowedMs(rate, tat));
+    }
+    if (save.id.length > 0) await client.query(q('guard_save_rates', SQL_SAVE_RATES, [save.id, save.tat]));
+    if (next !== Number.POSITIVE_INFINITY) this.lookAgainAt(next, nowMs);
+  }
+
+  private rateTimer: NodeJS.Timeout | undefined;
+  private rateTimerAt = Number.POSITIVE_INFINITY;
+
+  /** Wakes the worker when a rate-limited endpoint may send again. */
+  private lookAgainAt(ms: number, nowMs: number): void {
+    if (!this.onWork || ms >= this.rateTimerAt) return;
+    if (this.rateTimer) clearTimeout(this.rateTimer);
+    this.rateTimerAt = ms;
+    this.rateTimer = setTimeout(
+      () => {
+        this.rateTimer = undefined;
+        this.rateTimerAt = Number.POSITIVE_INFINITY;
+        this.onWork?.();
+      },
+      Math.max(1, Math.ceil(ms - nowMs)),
+    );
+    this.rateTimer.unref();
   }
 
   async releaseAllLeases(): Promise<number> {
@@ -329,6 +429,8 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         id: string;
         enabled: number | null;
         failing_since: string | null;
+        failure_streak: number | null;
+        failing_alerted: number | null;
         is_endpoint: boolean;
       }>(q('guard_lock_health', SQL_LOCK_HEALTH, [endpointIds, outcomes.map((o) => o.delivery.id)]));
       // An outcome whose delivery is gone writes nothing, and moves no endpoint's health,
@@ -336,11 +438,19 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
       const health = new Map<string, EndpointHealth | undefined>();
       const existing = new Set<string>();
       for (const r of found.rows)
-        if (r.is_endpoint) health.set(r.id, { enabled: r.enabled === 1, failingSince: r.failing_since });
+        if (r.is_endpoint)
+          health.set(r.id, {
+            enabled: r.enabled === 1,
+            failingSince: r.failing_since,
+            failureStreak: r.failure_streak ?? 0,
+            alertedPercent: r.failing_alerted ?? 0,
+          });
         else existing.add(r.id);
       const decisions: (OutcomeDecision | undefined)[] = [];
-      const streaks = new Map<string, string | null>();
+      const streaks = new Set<string>();
       const disabling = new Map<string, { reason: string; at: string }>();
+      const announcements = new Map<string, Announcement>();
+      const stats: AttemptCounts = new Map();
       const d = {
         id: [] as string[],
         kind: [] as string[],
@@ -395,9 +505,19 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
           a.signature.push(o.sent?.signature ?? null);
           a.traceparent.push(o.sent?.traceparent ?? null);
         }
-        if (endpoint && decision.failingSince !== undefined) {
-          streaks.set(endpointId, decision.failingSince);
-          health.set(endpointId, { ...endpoint, failingSince: decision.failingSince });
+        if (endpoint) {
+          const next = healthAfter(endpoint, decision);
+          if (next !== endpoint) {
+            health.set(endpointId, next);
+            streaks.add(endpointId);
+          }
+          countAttempt(stats, endpointId, decision);
+          noteAnnouncement(
+            announcements,
+            endpointId,
+            { ...decision, lastError: lastErrorOf(decision) },
+            o.startedAt.toISOString(),
+          );
         }
         if (endpoint && decision.disable) disabling.set(endpointId, decision.disable);
         decisions.push(decision);
@@ -422,8 +542,8 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
             a.status,
             a.error,
             a.excerpt,
-            [...streaks.keys()],
-            [...streaks.values()],
+            ...streakColumns(streaks, health),
+            ...statsColumns(stats),
             a.signature,
             a.traceparent,
           ]),
@@ -432,6 +552,31 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
       for (const [endpointId, { reason, at }] of disabling) {
         await client.query(q('guard_disable_endpoint', SQL_DISABLE_ENDPOINT, [endpointId, reason, at]));
         await client.query(q('guard_fail_pending', SQL_FAIL_PENDING, [endpointId, at]));
+      }
+      // Announced after the disabling, so a disabled endpoint is not among the receivers.
+      for (const an of announcements.values()) {
+        const e = (await client.query<EventEndpoint>(q('guard_event_endpoint', SQL_EVENT_ENDPOINT, [an.endpointId])))
+          .rows[0];
+        if (!e) continue;
+        const { events, audit } = announce(e, an);
+        if (events.length > 0)
+          await insertBatch(
+            client,
+            events.map((signal) => ({ signal, excludeEndpointId: e.id })),
+            this.holder,
+          );
+        for (const row of audit)
+          await client.query(
+            q('guard_audit', SQL_AUDIT, [
+              row.id,
+              row.at,
+              row.actor_id,
+              row.actor_role,
+              row.tenant_id,
+              row.action,
+              row.target,
+            ]),
+          );
       }
       const disabled = new Map<string, string>();
       for (const [endpointId, { reason }] of disabling) disabled.set(endpointId, reason);
@@ -480,6 +625,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
       stopped = true;
       this.onWork = undefined;
       if (this.lookAgain) clearTimeout(this.lookAgain);
+      if (this.rateTimer) clearTimeout(this.rateTimer);
       if (retry) clearTimeout(retry);
       const c = client;
       client = undefined;
@@ -496,7 +642,7 @@ async function insertBatch(
 ): Promise<EnqueueResult[]> {
   // An id twice in one batch: the first is written, the later ones fail as duplicates.
   const first = new Map<string, number>();
-  const sent: { signal: SignalTable; onlyEndpointId?: string }[] = [];
+  const sent: OutboxEntry[] = [];
   for (const [i, e] of entries.entries()) {
     if (first.has(e.signal.id)) continue;
     first.set(e.signal.id, i);
@@ -520,6 +666,10 @@ async function insertBatch(
       col('received_at'),
       col('is_test'),
       sent.map((e) => e.onlyEndpointId ?? null),
+      col('event_type'),
+      col('event_data'),
+      sent.map((e) => e.excludeEndpointId ?? null),
+      sent.map((e) => eventBitOf(e.signal)),
       sent.map((e) => e.signal.traceparent ?? null),
     ]),
   );
@@ -557,4 +707,26 @@ async function insertBatch(
       q('guard_insert_deliveries', SQL_INSERT_DELIVERIES, [d.id, d.tenant, d.signal, d.endpoint, d.at, holder]),
     );
   return results;
+}
+
+/** The streak columns ($18–$21) of the endpoints whose health the batch changed. */
+function streakColumns(changed: Set<string>, health: Map<string, EndpointHealth | undefined>) {
+  const rows = [...changed].map((id) => [id, health.get(id) as EndpointHealth] as const);
+  return [
+    rows.map(([id]) => id),
+    rows.map(([, h]) => h.failingSince),
+    rows.map(([, h]) => h.failureStreak),
+    rows.map(([, h]) => h.alertedPercent),
+  ];
+}
+
+/** The attempt counts ($22–$25) to add per endpoint and hour. */
+function statsColumns(stats: AttemptCounts) {
+  const rows = [...stats.values()];
+  return [
+    rows.map((c) => c.endpointId),
+    rows.map((c) => c.hour),
+    rows.map((c) => c.succeeded),
+    rows.map((c) => c.failed),
+  ];
 }

@@ -3,7 +3,8 @@
 // connection (db/index.ts writeTransaction) instead of building queries with Kysely, which
 // cost more than running them (docs/decisions/0003). One process owns the database, so
 // nothing else claims meanwhile; the claim and the lease are still written as a lease, so a
-// crashed attempt is picked up once its lease expires.
+// crashed attempt is picked up once its lease expires. A rate-limited endpoint's bucket
+// (rate-limit.ts) lives in memory for the same reason: this process makes every claim.
 
 import type { SignalTable, WebhookDeliveryTable } from '../db/index.ts';
 import { type Db, type Statements, writeTransaction } from '../db/index.ts';
@@ -18,6 +19,14 @@ import type {
   OutcomePolicy,
   RecordedOutcomes,
 } from './delivery-queue.ts';
+import { type AttemptCounts, countAttempt, healthAfter, lastErrorOf } from './endpoint-health.ts';
+import {
+  type Announcement,
+  announce,
+  type EventEndpoint,
+  noteAnnouncement,
+  type SystemAuditRow,
+} from './operational-events.ts';
 import type {
   AttemptOutcome,
   AttemptRecord,
@@ -25,6 +34,8 @@ import type {
   EndpointHealth,
   OutcomeDecision,
 } from './outcome-policy.ts';
+import { advance, allowance, nextAllowedMs } from './rate-limit.ts';
+import { EVENT_BITS, eventBitOf } from './subscriptions.ts';
 
 /**
  * Each endpoint's oldest due deliveries (one index seek per endpoint, at most the
@@ -33,8 +44,8 @@ import type {
  * deliveries are waiting for; the same order as the PostgreSQL queue's.
  */
 const SQL_DUE = `
-  select id, endpoint_id from (
-    select d.id, d.endpoint_id, d.next_attempt_at,
+  select id, endpoint_id, rate_limit from (
+    select d.id, d.endpoint_id, e.rate_limit, d.next_attempt_at,
       row_number() over (partition by d.endpoint_id order by d.next_attempt_at) as turn
     from webhook_endpoints e
     join webhook_deliveries d on d.id in (
@@ -45,8 +56,8 @@ const SQL_DUE = `
   limit ?`;
 /** Deliveries whose lease expired: a crashed or lost attempt. */
 const SQL_EXPIRED = `
-  select id, endpoint_id from webhook_deliveries
-  where state = 'delivering' and lease_until < ? limit ?`;
+  select d.id, d.endpoint_id, e.rate_limit from webhook_deliveries d left join webhook_endpoints e on e.id = d.endpoint_id
+  where d.state = 'delivering' and d.lease_until < ? limit ?`;
 /** Takes the lease on one row, if it is still due (found by its primary key). */
 const SQL_LEASE = `
   update webhook_deliveries set state = 'delivering', lease_until = ?
@@ -57,9 +68,44 @@ const SQL_ENDPOINT = `
     rotation_proof_signal_id
   from webhook_endpoints where id = ?`;
 const SQL_SIGNAL = 'select * from signals where id = ?';
+/** A signal's endpoints: subscribed to signal_created, its severity and type within their filters. */
+const SQL_SIGNAL_ENDPOINTS = `
+  select id from webhook_endpoints
+  where tenant_id = ? and enabled = 1 and (event_mask & ${EVENT_BITS.signal_created}) <> 0 and min_severity <= ?
+    and (signal_types is null or exists (select 1 from json_each(signal_types) t where t.value = ?))
+  order by id`;
+/** An operational event's endpoints: subscribed to its type, other than the one it is about. */
+const SQL_EVENT_ENDPOINTS = `
+  select id from webhook_endpoints
+  where tenant_id = ? and enabled = 1 and (event_mask & ?) <> 0 and id is not ?
+  order by id`;
+const SQL_HEALTH = 'select enabled, failing_since, failure_streak, failing_alerted from webhook_endpoints where id = ?';
+const SQL_EVENT_ENDPOINT =
+  'select id, tenant_id, name, url, failing_since, failure_streak from webhook_endpoints where id = ?';
 
 export class SqliteDeliveryQueue implements DeliveryQueue {
   private readonly db: Db;
+  /** Rate-limited endpoints' GCRA state (rate-limit.ts): the theoretical arrival time, Unix ms. */
+  private readonly tats = new Map<string, number>();
+  private onWork: (() => void) | undefined;
+  private rateTimer: NodeJS.Timeout | undefined;
+  private rateTimerAt = Number.POSITIVE_INFINITY;
+
+  /** Wakes the worker when a rate-limited endpoint may send again. */
+  private wakeAt(ms: number, nowMs: number): void {
+    if (!this.onWork || ms >= this.rateTimerAt) return;
+    if (this.rateTimer) clearTimeout(this.rateTimer);
+    this.rateTimerAt = ms;
+    this.rateTimer = setTimeout(
+      () => {
+        this.rateTimer = undefined;
+        this.rateTimerAt = Number.POSITIVE_INFINITY;
+        this.onWork?.();
+      },
+      Math.max(1, Math.ceil(ms - nowMs)),
+    );
+    this.rateTimer.unref();
+  }
 
   constructor(db: Db) {
     this.db = db;
@@ -68,10 +114,10 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
   enqueue(entries: readonly OutboxEntry[]): Promise<EnqueueResult[]> {
     return writeTransaction(this.db, (sql) => {
       const results: EnqueueResult[] = [];
-      for (const { signal, onlyEndpointId } of entries) {
+      for (const { signal, onlyEndpointId, excludeEndpointId } of entries) {
         sql.db.exec('SAVEPOINT signal');
         try {
-          results.push({ ok: true, deliveryIds: insertSignal(sql, signal, onlyEndpointId) });
+          results.push({ ok: true, deliveryIds: insertSignal(sql, signal, onlyEndpointId, excludeEndpointId) });
           sql.db.exec('RELEASE signal');
         } catch (error) {
           sql.db.exec('ROLLBACK TO signal');
@@ -86,8 +132,9 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
   claim({ now, leaseMs, limit, perEndpoint, busy }: ClaimRequest): Promise<ClaimedDelivery[]> {
     const nowIso = now.toISOString();
     const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
+    const nowMs = now.getTime();
     return writeTransaction(this.db, (sql) => {
-      type Candidate = { id: string; endpoint_id: string };
+      type Candidate = { id: string; endpoint_id: string; rate_limit: number | null };
       const candidates = [
         ...sql.all<Candidate>(SQL_EXPIRED, nowIso, limit),
         ...sql.all<Candidate>(SQL_DUE, nowIso, perEndpoint, limit * 2),
@@ -96,9 +143,25 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
       const claimed: ClaimedDelivery[] = [];
       // Each endpoint is read once per claim.
       const endpoints = new Map<string, DeliveryEndpointRow | undefined>();
+      // Rate-limited endpoints: how many may start now, and their rate.
+      const allowed = new Map<string, { rate: number; n: number }>();
+      let limitedUntil = Number.POSITIVE_INFINITY;
       for (const c of candidates) {
         const taken = taking.get(c.endpoint_id) ?? 0;
         if ((busy.get(c.endpoint_id) ?? 0) + taken >= perEndpoint) continue;
+        if (c.rate_limit !== null) {
+          let a = allowed.get(c.endpoint_id);
+          if (!a) {
+            a = { rate: c.rate_limit, n: allowance(c.rate_limit, this.tats.get(c.endpoint_id) ?? 0, nowMs) };
+            allowed.set(c.endpoint_id, a);
+          }
+          if (taken >= a.n) {
+            // It waits; the worker is woken when the next one may go.
+            const tat = advance(a.rate, this.tats.get(c.endpoint_id) ?? 0, nowMs, taken);
+            limitedUntil = Math.min(limitedUntil, nextAllowedMs(a.rate, tat));
+            continue;
+          }
+        }
         const delivery = sql.get<WebhookDeliveryTable>(SQL_LEASE, leaseUntil, c.id, nowIso, nowIso);
         if (!delivery) continue;
         taking.set(c.endpoint_id, taken + 1);
@@ -110,12 +173,27 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
         claimed.push({ delivery, signal: sql.get<SignalTable>(SQL_SIGNAL, delivery.signal_id), endpoint });
         if (claimed.length >= limit) break;
       }
+      for (const [endpointId, { rate }] of allowed) {
+        const n = taking.get(endpointId) ?? 0;
+        if (n > 0) this.tats.set(endpointId, advance(rate, this.tats.get(endpointId) ?? 0, nowMs, n));
+      }
+      if (limitedUntil !== Number.POSITIVE_INFINITY) this.wakeAt(limitedUntil, nowMs);
       return claimed;
     });
   }
 
-  async watch(): Promise<() => Promise<void>> {
-    return async () => {}; // one process owns the database: its own wake() is all there is
+  /**
+   * One process owns the database: its own wake() is all the news there is. The callback is
+   * kept for the rate limit's wake-ups (a limited endpoint's next free moment).
+   */
+  async watch(onWork: () => void): Promise<() => Promise<void>> {
+    this.onWork = onWork;
+    return async () => {
+      this.onWork = undefined;
+      if (this.rateTimer) clearTimeout(this.rateTimer);
+      this.rateTimer = undefined;
+      this.rateTimerAt = Number.POSITIVE_INFINITY;
+    };
   }
 
   releaseAllLeases(): Promise<number> {
@@ -128,17 +206,27 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
     return writeTransaction(this.db, (sql) => {
       // Each endpoint's health is read once per batch and kept up to date as the batch changes it.
       const health = new Map<string, EndpointHealth | undefined>();
+      const healthChanged = new Set<string>();
       const decisions: (OutcomeDecision | undefined)[] = [];
       const disabling = new Map<string, { reason: string; at: string }>();
+      const announcements = new Map<string, Announcement>();
+      const stats: AttemptCounts = new Map();
       for (const o of outcomes) {
         const endpointId = o.delivery.endpoint_id;
         let endpoint = health.get(endpointId);
         if (!health.has(endpointId)) {
-          const row = sql.get<{ enabled: number; failing_since: string | null }>(
-            'select enabled, failing_since from webhook_endpoints where id = ?',
-            endpointId,
-          );
-          endpoint = row && { enabled: row.enabled === 1, failingSince: row.failing_since };
+          const row = sql.get<{
+            enabled: number;
+            failing_since: string | null;
+            failure_streak: number;
+            failing_alerted: number;
+          }>(SQL_HEALTH, endpointId);
+          endpoint = row && {
+            enabled: row.enabled === 1,
+            failingSince: row.failing_since,
+            failureStreak: row.failure_streak,
+            alertedPercent: row.failing_alerted,
+          };
           health.set(endpointId, endpoint);
         }
         const decision = policy(o, endpoint);
@@ -149,13 +237,43 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
           continue;
         }
         if (decision.attempt) insertAttempt(sql, o, decision.attempt);
-        if (endpoint && decision.failingSince !== undefined) {
-          sql.run('update webhook_endpoints set failing_since = ? where id = ?', decision.failingSince, endpointId);
-          health.set(endpointId, { ...endpoint, failingSince: decision.failingSince });
+        if (endpoint) {
+          const next = healthAfter(endpoint, decision);
+          if (next !== endpoint) {
+            health.set(endpointId, next);
+            healthChanged.add(endpointId);
+          }
+          if (decision.attempt) countAttempt(stats, endpointId, decision);
+          noteAnnouncement(
+            announcements,
+            endpointId,
+            { ...decision, lastError: lastErrorOf(decision) },
+            o.startedAt.toISOString(),
+          );
         }
         if (decision.disable) disabling.set(endpointId, decision.disable);
         decisions.push(decision);
       }
+      for (const endpointId of healthChanged) {
+        const h = health.get(endpointId) as EndpointHealth;
+        sql.run(
+          'update webhook_endpoints set failing_since = ?, failure_streak = ?, failing_alerted = ? where id = ?',
+          h.failingSince,
+          h.failureStreak,
+          h.alertedPercent,
+          endpointId,
+        );
+      }
+      for (const c of stats.values())
+        sql.run(
+          `insert into webhook_endpoint_stats (endpoint_id, hour, succeeded, failed) values (?, ?, ?, ?)
+           on conflict (endpoint_id, hour) do update set succeeded = succeeded + excluded.succeeded,
+             failed = failed + excluded.failed`,
+          c.endpointId,
+          c.hour,
+          c.succeeded,
+          c.failed,
+        );
       for (const [endpointId, { reason, at }] of disabling) {
         sql.run(
           'update webhook_endpoints set enabled = 0, disabled_reason = ?, updated_at = ? where id = ?',
@@ -171,6 +289,14 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
           endpointId,
         );
       }
+      // Announced after the disabling, so a disabled endpoint is not among the receivers.
+      for (const a of announcements.values()) {
+        const e = sql.get<EventEndpoint>(SQL_EVENT_ENDPOINT, a.endpointId);
+        if (!e) continue;
+        const { events, audit } = announce(e, a);
+        for (const event of events) insertSignal(sql, event, undefined, e.id);
+        for (const row of audit) insertAudit(sql, row);
+      }
       const disabled = new Map<string, string>();
       for (const [endpointId, { reason }] of disabling) disabled.set(endpointId, reason);
       return { decisions, disabled };
@@ -178,11 +304,29 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
   }
 }
 
-function insertSignal(sql: Statements, s: SignalTable, onlyEndpointId: string | undefined): string[] {
+function insertAudit(sql: Statements, a: SystemAuditRow): void {
+  sql.run(
+    'insert into audit_log (id, at, actor_id, actor_role, tenant_id, action, target) values (?, ?, ?, ?, ?, ?, ?)',
+    a.id,
+    a.at,
+    a.actor_id,
+    a.actor_role,
+    a.tenant_id,
+    a.action,
+    a.target,
+  );
+}
+
+function insertSignal(
+  sql: Statements,
+  s: SignalTable,
+  onlyEndpointId: string | undefined,
+  excludeEndpointId?: string,
+): string[] {
   sql.run(
     `insert into signals (id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description,
-       identity_id, identity_name, environment, created_at, received_at, is_test, traceparent)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       identity_id, identity_name, environment, created_at, received_at, is_test, event_type, event_data, traceparent)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     s.id,
     s.tenant_id,
     s.agent_id,
@@ -197,19 +341,21 @@ function insertSignal(sql: Statements, s: SignalTable, onlyEndpointId: string | 
     s.created_at,
     s.received_at,
     s.is_test,
+    s.event_type,
+    s.event_data,
     s.traceparent ?? null,
   );
+  // Only the endpoints that subscribe (subscriptions.ts); a test event goes to the one named.
   const endpoints =
-    onlyEndpointId === undefined
+    onlyEndpointId !== undefined
       ? sql.all<{ id: string }>(
-          'select id from webhook_endpoints where tenant_id = ? and enabled = 1 order by id',
-          s.tenant_id,
-        )
-      : sql.all<{ id: string }>(
           'select id from webhook_endpoints where tenant_id = ? and enabled = 1 and id = ?',
           s.tenant_id,
           onlyEndpointId,
-        );
+        )
+      : s.event_type === 'signal_created' && s.is_test === 0
+        ? sql.all<{ id: string }>(SQL_SIGNAL_ENDPOINTS, s.tenant_id, s.severity, s.signal_type)
+        : sql.all<{ id: string }>(SQL_EVENT_ENDPOINTS, s.tenant_id, eventBitOf(s), excludeEndpointId ?? null);
   const ids: string[] = [];
   // Ids are time-ordered by the signal's receipt: retention deletes by id range (retention.ts).
   const receivedMs = Date.parse(s.received_at);

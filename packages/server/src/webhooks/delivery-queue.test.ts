@@ -15,6 +15,7 @@ import type { ClaimedDelivery, DeliveryQueue, OutcomePolicy } from './delivery-q
 import { PostgresDeliveryQueue } from './delivery-queue-postgres.ts';
 import { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
+import { NEW_ENDPOINT_DEFAULTS } from './subscriptions.ts';
 
 interface Engine {
   name: string;
@@ -49,6 +50,8 @@ function signal(tenant: string, receivedAt = T0): SignalTable {
     created_at: receivedAt.toISOString(),
     received_at: receivedAt.toISOString(),
     is_test: 0,
+    event_type: 'signal_created',
+    event_data: null,
   };
 }
 
@@ -72,6 +75,8 @@ function retry(o: AttemptOutcome, retryAt: Date): OutcomeDecision {
       responseExcerpt: 'oops',
     },
     failingSince: undefined,
+    failureStreak: undefined,
+    alert: undefined,
     disable: undefined,
   };
 }
@@ -103,6 +108,7 @@ for (const engine of ENGINES) {
         enabled,
         disabled_reason: null,
         failing_since: null,
+        ...NEW_ENDPOINT_DEFAULTS,
         created_at: T0.toISOString(),
         updated_at: T0.toISOString(),
       });
@@ -301,6 +307,8 @@ for (const engine of ENGINES) {
             delivery: { kind: 'abandoned', lastError: 'the signal no longer exists', completedAt: done },
             attempt: undefined,
             failingSince: undefined,
+            failureStreak: undefined,
+            alert: undefined,
             disable: undefined,
           },
         ];
@@ -373,14 +381,14 @@ for (const engine of ENGINES) {
         assert.deepEqual(
           seen.filter(([id]) => id === 'e1'),
           [
-            ['e1', { enabled: true, failingSince: null }],
-            ['e1', { enabled: true, failingSince: '2026-01-01T00:00:00.000Z' }],
-            ['e1', { enabled: true, failingSince: null }],
+            ['e1', { enabled: true, failingSince: null, failureStreak: 0, alertedPercent: 0 }],
+            ['e1', { enabled: true, failingSince: '2026-01-01T00:00:00.000Z', failureStreak: 0, alertedPercent: 0 }],
+            ['e1', { enabled: true, failingSince: null, failureStreak: 0, alertedPercent: 0 }],
           ],
         );
         assert.deepEqual(
           seen.filter(([id]) => id === 'e4'),
-          [['e4', { enabled: false, failingSince: null }]],
+          [['e4', { enabled: false, failingSince: null, failureStreak: 0, alertedPercent: 0 }]],
         );
         const e1 = await db
           .selectFrom('webhook_endpoints')
@@ -453,6 +461,144 @@ for (const engine of ENGINES) {
         }
         const e2 = rows.find((d) => d.id === other);
         assert.equal(e2?.state, 'pending', 'other endpoints keep their retries');
+      });
+    });
+
+    describe('subscriptions and filters (enqueue)', () => {
+      const setEndpoint = (id: string, changes: Record<string, unknown>) =>
+        db.updateTable('webhook_endpoints').set(changes).where('id', '=', id).execute();
+      const endpointsOf = async (ids: string[]) => {
+        const rows = await db.selectFrom('webhook_deliveries').select('endpoint_id').where('id', 'in', ids).execute();
+        return rows.map((r) => r.endpoint_id).sort();
+      };
+
+      it('writes a signal only for the endpoints whose event types, minimum severity and signal types it matches', async () => {
+        await setEndpoint('e1', { min_severity: 4 });
+        await setEndpoint('e2', { signal_types: JSON.stringify(['ssh_login', 'sudo_command_executed']) });
+        const cases: [Partial<SignalTable>, string[]][] = [
+          [{ severity: 3 }, ['e2']],
+          [{ severity: 4 }, ['e1', 'e2']],
+          [{ severity: 5, signal_type: 'file_changed' }, ['e1']],
+          [{ severity: 1, signal_type: 'ssh_login' }, ['e2']],
+        ];
+        for (const [fields, want] of cases)
+          assert.deepEqual(
+            await endpointsOf(await enqueue({ ...signal('t1'), ...fields })),
+            want,
+            JSON.stringify(fields),
+          );
+        await setEndpoint('e2', { event_mask: 2 }); // test events only
+        assert.deepEqual(await endpointsOf(await enqueue({ ...signal('t1'), severity: 5 })), ['e1']);
+        assert.deepEqual(
+          await endpointsOf(await enqueue(signal('t1'), 'e2')),
+          ['e2'],
+          'a test event goes to the one named',
+        );
+      });
+
+      it('writes an operational event for the subscribed endpoints other than the one it is about', async () => {
+        await setEndpoint('e1', { event_mask: 1 | 4 });
+        await setEndpoint('e2', { event_mask: 4 });
+        const event = {
+          ...signal('t1'),
+          is_test: 1,
+          event_type: 'endpoint.failing',
+          event_data: '{"endpoint_id":"e2"}',
+          severity: 1,
+        };
+        const [r] = await queue.enqueue([{ signal: event, excludeEndpointId: 'e2' }]);
+        assert.ok(r.ok);
+        assert.deepEqual(await endpointsOf(r.deliveryIds), ['e1']);
+        const disabled = { ...event, id: timeOrderedId('evt'), event_type: 'endpoint.disabled' };
+        const [none] = await queue.enqueue([{ signal: disabled, excludeEndpointId: 'e3' }]);
+        assert.ok(none.ok);
+        assert.deepEqual(none.deliveryIds, [], 'nobody subscribes to endpoint.disabled');
+        const stored = await db.selectFrom('signals').selectAll().where('id', '=', event.id).executeTakeFirstOrThrow();
+        assert.deepEqual([stored.event_type, stored.event_data], ['endpoint.failing', '{"endpoint_id":"e2"}']);
+      });
+    });
+
+    describe('rate limit (claim)', () => {
+      it('leases no more than a limited endpoint’s rate allows, and the rest when their time comes; others are not held back', async () => {
+        await db.updateTable('webhook_endpoints').set({ rate_limit: 2 }).where('id', '=', 'e1').execute();
+        for (let i = 0; i < 5; i++) await enqueue(signal('t1', at(-1000 + i)));
+        const first = await claim(T0);
+        assert.deepEqual(byEndpoint(first), ['e1', 'e2', 'e2', 'e2', 'e2', 'e2']);
+        assert.deepEqual(byEndpoint(await claim(at(499))), [], 'the next one 1/rate later');
+        assert.deepEqual(byEndpoint(await claim(at(500))), ['e1']);
+        assert.deepEqual(byEndpoint(await claim(at(1000))), ['e1']);
+        assert.deepEqual(byEndpoint(await claim(at(2000))), ['e1'], 'unused time is not banked beyond the burst');
+        assert.deepEqual(byEndpoint(await claim(at(5000))), ['e1']);
+        assert.deepEqual(byEndpoint(await claim(at(9000))), [], 'all five sent');
+      });
+    });
+
+    describe('operational events and health (recordOutcomes)', () => {
+      it('writes an alert once, with its event, deliveries to the subscribed others and an audit entry; counts attempts per hour', async () => {
+        await db
+          .updateTable('webhook_endpoints')
+          .set({ failing_since: at(-30_000).toISOString(), failure_streak: 2 })
+          .where('id', '=', 'e1')
+          .execute();
+        await db
+          .updateTable('webhook_endpoints')
+          .set({ event_mask: 4 | 8 })
+          .where('id', '=', 'e2')
+          .execute();
+        await enqueue(signal('t1'), 'e1');
+        await enqueue(signal('t1'), 'e1');
+        const claimed = await claim(T0);
+        const alert = {
+          percent: 50,
+          failingSince: at(-30_000).toISOString(),
+          disableAt: at(30_000).toISOString(),
+          at: T0.toISOString(),
+        };
+        const policy: OutcomePolicy = (o, h) => ({
+          ...retry(o, at(1000)),
+          failureStreak: (h?.failureStreak ?? 0) + 1,
+          alert: h?.alertedPercent === 50 ? undefined : alert,
+        });
+        await queue.recordOutcomes(
+          claimed.map((c) => outcomeOf(c.delivery)),
+          policy,
+        );
+        const e1 = await db
+          .selectFrom('webhook_endpoints')
+          .selectAll()
+          .where('id', '=', 'e1')
+          .executeTakeFirstOrThrow();
+        assert.deepEqual([e1.failure_streak, e1.failing_alerted], [4, 50]);
+        const events = await db
+          .selectFrom('signals')
+          .selectAll()
+          .where('event_type', '=', 'endpoint.failing')
+          .execute();
+        assert.equal(events.length, 1, 'one event per endpoint and batch');
+        const data = JSON.parse(events[0].event_data ?? '{}');
+        assert.deepEqual(
+          [data.endpoint_id, data.percent, data.failing_since, data.disable_at, data.failure_streak, data.last_error],
+          ['e1', 50, alert.failingSince, alert.disableAt, 4, 'HTTP 500'],
+        );
+        const to = await db
+          .selectFrom('webhook_deliveries')
+          .select(['endpoint_id', 'state'])
+          .where('signal_id', '=', events[0].id)
+          .execute();
+        assert.deepEqual(
+          to.map((d) => [d.endpoint_id, d.state]),
+          [['e2', 'pending']],
+        );
+        const audit = await db.selectFrom('audit_log').selectAll().execute();
+        assert.deepEqual(
+          audit.map((a) => [a.action, a.target, a.tenant_id, a.actor_role]),
+          [['webhook_endpoint.failing', 'e1', 't1', 'system']],
+        );
+        const stats = await db.selectFrom('webhook_endpoint_stats').selectAll().execute();
+        assert.deepEqual(
+          stats.map((r) => [r.endpoint_id, r.hour, r.succeeded, r.failed]),
+          [['e1', '2026-11-21T12:00:00.000Z', 0, 2]],
+        );
       });
     });
 

@@ -18,8 +18,14 @@ import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-
 /** One signal for the outbox. */
 export interface OutboxEntry {
   signal: SignalTable;
-  /** Deliver to this endpoint only (a test event); otherwise to every enabled endpoint of the tenant. */
+  /**
+   * Deliver to this endpoint only (a test event); otherwise to every enabled endpoint of the
+   * tenant that subscribes to the entry's event type (and, for a signal, whose severity and
+   * signal type filters it passes: subscriptions.ts).
+   */
   onlyEndpointId?: string;
+  /** Never to this endpoint (the one an operational event is about). */
+  excludeEndpointId?: string;
 }
 
 /** Per entry: the ids of the deliveries written, or why this entry alone was refused. */

@@ -22,6 +22,8 @@ const SIGNAL: SignalTable = {
   created_at: '2026-11-21T09:59:58.123Z',
   received_at: '2026-11-21T09:59:59.000Z',
   is_test: 0,
+  event_type: 'signal_created',
+  event_data: null,
 };
 const SECRET = 'whsec_0123456789abcdefghijklmnopqrstuvwxyzABCDEFG';
 const SENT_AT = new Date('2026-11-21T10:00:00.999Z');

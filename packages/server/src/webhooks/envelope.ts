@@ -3,8 +3,9 @@
 // those exact bytes with the SDK's own `sign`.
 
 import { randomBytes } from 'node:crypto';
-import { type SignalCreatedEvent, sign } from '@guard/webhooks';
+import { type GuardEvent, type SignalCreatedEvent, sign } from '@guard/webhooks';
 import type { SignalTable } from '../db/index.ts';
+import { endpointConsoleUrl } from './operational-events.ts';
 
 export const WEBHOOK_USER_AGENT = 'Guard-Webhook/1.0';
 export const EVENT_SIGNAL_CREATED = 'signal_created';
@@ -13,7 +14,22 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64url')}`;
 }
 
-export function buildEnvelope(signal: SignalTable, consoleBaseUrl: string, sentAt: Date): SignalCreatedEvent {
+/**
+ * The envelope of one attempt. An operational event (operational-events.ts) carries the data
+ * frozen in its row, linking to the endpoint it is about; a signal (or test event) its signal.
+ */
+export function buildEnvelope(signal: SignalTable, consoleBaseUrl: string, sentAt: Date): GuardEvent {
+  if (signal.event_type !== EVENT_SIGNAL_CREATED && signal.event_data !== null) {
+    const data = JSON.parse(signal.event_data) as { endpoint_id: string };
+    return {
+      event_type: signal.event_type,
+      version: 'v1',
+      timestamp: sentAt.toISOString(),
+      tenant_id: signal.tenant_id,
+      data,
+      console_url: endpointConsoleUrl(consoleBaseUrl, data.endpoint_id),
+    } as GuardEvent;
+  }
   return {
     event_type: EVENT_SIGNAL_CREATED,
     version: 'v1',
@@ -55,7 +71,7 @@ export function buildAttempt(
     'content-type': 'application/json',
     'user-agent': WEBHOOK_USER_AGENT,
     'guard-signature': signatureHeader(body, endpoint.secrets),
-    'guard-event': EVENT_SIGNAL_CREATED,
+    'guard-event': signal.event_type,
     'guard-delivery': delivery.id,
     'guard-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
   };

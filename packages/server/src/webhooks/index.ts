@@ -6,9 +6,13 @@ export type { DeliveryQueue, EnqueueResult, OutboxEntry } from './delivery-queue
 export { PostgresDeliveryQueue } from './delivery-queue-postgres.ts';
 export { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
 export { sealPlaintextHeaders } from './endpoint-headers.ts';
+export { pruneEndpointStats } from './endpoint-health.ts';
 export { eraseExpiredSecrets } from './endpoints-repository.ts';
 export { createDeliveryAgent } from './http-client.ts';
 export { createMetrics, type WebhookMetrics } from './metrics.ts';
+export { ReplayFeeder } from './replay-feeder.ts';
+export { ReplaysRepository } from './replays-repository.ts';
 export { effectiveRetentionDays, pruneDeliveries, type RetentionPolicy } from './retention.ts';
 export { webhookRoutes } from './routes.ts';
+export { NEW_ENDPOINT_DEFAULTS } from './subscriptions.ts';
 export { DeliveryWorker } from './worker.ts';

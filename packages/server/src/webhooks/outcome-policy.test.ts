@@ -12,7 +12,14 @@ import {
 const NOW = new Date('2026-11-21T10:00:00.000Z');
 const STARTED = new Date('2026-11-21T09:59:59.000Z');
 const OPTIONS: OutcomePolicyOptions = { schedule: [0, 5_000, 300_000], disableAfterMs: 60_000 };
-const HEALTHY: EndpointHealth = { enabled: true, failingSince: null };
+/** An endpoint's health; a streak given without its length has lasted 3 attempts. */
+const health = (enabled: boolean, failingSince: string | null, alertedPercent = 0): EndpointHealth => ({
+  enabled,
+  failingSince,
+  failureStreak: failingSince === null ? 0 : 3,
+  alertedPercent,
+});
+const HEALTHY: EndpointHealth = health(true, null);
 const MIDDLE = () => 0.5; // no jitter
 const NEVER = () => assert.fail('randomness was not needed here');
 
@@ -64,14 +71,8 @@ describe('decideOutcome: success', () => {
   });
 
   it('ends a failing streak, and leaves a healthy or deleted endpoint as it is', () => {
-    assert.equal(
-      decide(outcome(response(200)), { enabled: true, failingSince: STARTED.toISOString() }).failingSince,
-      null,
-    );
-    assert.equal(
-      decide(outcome(response(200)), { enabled: false, failingSince: STARTED.toISOString() }).failingSince,
-      null,
-    );
+    assert.equal(decide(outcome(response(200)), health(true, STARTED.toISOString())).failingSince, null);
+    assert.equal(decide(outcome(response(200)), health(false, STARTED.toISOString())).failingSince, null);
     assert.equal(decide(outcome(response(200)), HEALTHY).failingSince, undefined);
     assert.equal(decide(outcome(response(200)), undefined).failingSince, undefined);
   });
@@ -164,8 +165,8 @@ describe('decideOutcome: failure', () => {
   });
 
   it('gives no retry when the endpoint was disabled or deleted meanwhile, and leaves its health alone', () => {
-    for (const health of [{ enabled: false, failingSince: null }, undefined]) {
-      const d = decide(outcome(response(500), 1), health, NEVER);
+    for (const h of [health(false, null), undefined]) {
+      const d = decide(outcome(response(500), 1), h, NEVER);
       assert.equal(d.outcome, 'failed');
       assert.equal(d.delivery.kind, 'failed');
       assert.ok(d.attempt, 'the attempt is still logged');
@@ -184,14 +185,14 @@ describe('decideOutcome: endpoint health', () => {
 
   it('a failure inside the window continues the streak', () => {
     const since = new Date(NOW.getTime() - 59_999).toISOString();
-    const d = decide(outcome(response(500)), { enabled: true, failingSince: since });
+    const d = decide(outcome(response(500)), health(true, since));
     assert.equal(d.failingSince, undefined);
     assert.equal(d.disable, undefined);
   });
 
   it('a failure once the streak has lasted the window disables the endpoint, saying since when and the last error', () => {
     const since = new Date(NOW.getTime() - 60_000).toISOString();
-    const d = decide(outcome(error('ECONNREFUSED: refused')), { enabled: true, failingSince: since });
+    const d = decide(outcome(error('ECONNREFUSED: refused')), health(true, since));
     assert.deepEqual(d.disable, {
       reason: `disabled automatically: every delivery attempt failed since ${since} (last: ECONNREFUSED: refused)`,
       at: NOW.toISOString(),
@@ -203,7 +204,7 @@ describe('decideOutcome: endpoint health', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 10 * 60_000 }), (age) => {
         const since = new Date(NOW.getTime() - age).toISOString();
-        const d = decide(outcome(response(502)), { enabled: true, failingSince: since });
+        const d = decide(outcome(response(502)), health(true, since));
         assert.equal(d.disable !== undefined, age >= OPTIONS.disableAfterMs);
         assert.equal(d.failingSince, undefined);
       }),
@@ -215,7 +216,7 @@ describe('decideOutcome: abandoned', () => {
   it('fails the delivery without an attempt row, a retry, or a change to the endpoint', () => {
     const d = decide(
       outcome({ kind: 'abandoned', reason: 'the signal no longer exists' }),
-      { enabled: true, failingSince: new Date(0).toISOString() },
+      health(true, new Date(0).toISOString()),
       NEVER,
     );
     assert.deepEqual(d, {
@@ -223,6 +224,8 @@ describe('decideOutcome: abandoned', () => {
       delivery: { kind: 'abandoned', lastError: 'the signal no longer exists', completedAt: NOW.toISOString() },
       attempt: undefined,
       failingSince: undefined,
+      failureStreak: undefined,
+      alert: undefined,
       disable: undefined,
     });
   });
@@ -237,7 +240,10 @@ describe('decideOutcome (property)', () => {
           fc.string().map((e) => error(e)),
         ),
         fc.integer({ min: 1, max: 5 }),
-        fc.option(fc.record({ enabled: fc.boolean(), failingSince: fc.constant(null) }), { nil: undefined }),
+        fc.option(
+          fc.boolean().map((enabled) => health(enabled, null)),
+          { nil: undefined },
+        ),
         (result, attempt, health) => {
           const d = decide(outcome(result, attempt), health);
           const ok = result.kind === 'response' && result.status >= 200 && result.status < 300;
@@ -251,6 +257,68 @@ describe('decideOutcome (property)', () => {
           }
         },
       ),
+    );
+  });
+});
+
+describe('decideOutcome: failing alerts (window 60 s)', () => {
+  const sinceAgo = (ms: number) => new Date(NOW.getTime() - ms).toISOString();
+
+  it('counts failed attempts in a row, and a success resets the count', () => {
+    assert.equal(decide(outcome(response(500))).failureStreak, 1);
+    assert.equal(decide(outcome(response(500)), health(true, sinceAgo(1_000))).failureStreak, 4);
+    assert.equal(decide(outcome(response(200)), health(true, sinceAgo(1_000))).failureStreak, 0);
+    assert.equal(decide(outcome(response(200))).failureStreak, undefined, 'nothing to write when there was no streak');
+  });
+
+  it('announces 50 %, 75 % and 90 % of the window once each, with when the endpoint will be disabled', () => {
+    const since = sinceAgo(30_000);
+    assert.deepEqual(decide(outcome(response(500)), health(true, since)).alert, {
+      percent: 50,
+      failingSince: since,
+      disableAt: new Date(Date.parse(since) + 60_000).toISOString(),
+      at: NOW.toISOString(),
+    });
+    assert.equal(decide(outcome(response(500)), health(true, sinceAgo(29_999))).alert, undefined);
+    assert.equal(decide(outcome(response(500)), health(true, since, 50)).alert, undefined, 'once per streak');
+    assert.equal(decide(outcome(response(500)), health(true, sinceAgo(45_000), 50)).alert?.percent, 75);
+    assert.equal(decide(outcome(response(500)), health(true, sinceAgo(54_000), 75)).alert?.percent, 90);
+    assert.equal(decide(outcome(response(500)), health(true, sinceAgo(59_999), 90)).alert, undefined);
+  });
+
+  it('announces only the newest threshold when several passed between two failures', () => {
+    assert.equal(decide(outcome(response(500)), health(true, sinceAgo(55_000))).alert?.percent, 90);
+  });
+
+  it('announces nothing on the failure that starts a streak, on a success, on a disabled endpoint, or on disabling', () => {
+    assert.equal(decide(outcome(response(500))).alert, undefined);
+    assert.equal(decide(outcome(response(200)), health(true, sinceAgo(50_000))).alert, undefined);
+    assert.equal(decide(outcome(response(500)), health(false, sinceAgo(50_000))).alert, undefined);
+    const disabling = decide(outcome(response(500)), health(true, sinceAgo(60_000)));
+    assert.ok(disabling.disable);
+    assert.equal(disabling.alert, undefined);
+  });
+
+  it('announces each threshold at most once per streak, in order, whatever the failures’ timing (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 1, max: 9_000 }), { minLength: 1, maxLength: 40 }), (gaps) => {
+        let h = health(true, NOW.toISOString());
+        let t = NOW.getTime();
+        const announced: number[] = [];
+        for (const gap of gaps) {
+          t += gap;
+          const d = decideOutcome(outcome(response(500)), h, OPTIONS, new Date(t), MIDDLE);
+          if (d.disable) break;
+          if (d.alert) {
+            announced.push(d.alert.percent);
+            h = { ...h, alertedPercent: d.alert.percent };
+          }
+        }
+        assert.deepEqual(
+          announced,
+          [...new Set(announced)].sort((a, b) => a - b),
+        );
+      }),
     );
   });
 });

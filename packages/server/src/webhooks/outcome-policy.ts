@@ -3,7 +3,11 @@
 // scheduled time (retry-schedule.ts), or failed once the schedule is exhausted or the endpoint
 // is disabled; a failure starts the endpoint's failing streak, and a streak older than
 // `disableAfterMs` disables the endpoint. A delivery that can no longer be made (its signal is
-// gone, its endpoint disabled or deleted) is failed without an attempt.
+// gone, its endpoint disabled or deleted) is failed without an attempt. While a streak
+// lasts, its crossing of 50 %, 75 % and 90 % of the disable window is announced once each
+// (an `endpoint.failing` operational event: operational-events.ts); the disabling itself is
+// announced too (`endpoint.disabled`). Both are judged at a failed attempt, as the disabling
+// always was.
 //
 // Pure: the outcome, the endpoint's health as the delivery queue read it in the transaction
 // that records the outcome, the clock and the randomness come in; the queue only writes what
@@ -42,6 +46,23 @@ export interface EndpointHealth {
   enabled: boolean;
   /** Start of the current unbroken run of failed attempts, or null. */
   failingSince: string | null;
+  /** Failed attempts in a row. */
+  failureStreak: number;
+  /** The highest alert threshold (percent) announced in this streak; 0: none yet. */
+  alertedPercent: number;
+}
+
+/** Thresholds of the disable window at which a failing endpoint is announced, once each per streak. */
+export const ALERT_PERCENTS = [50, 75, 90] as const;
+
+/** A threshold crossed: announced as `endpoint.failing`. */
+export interface FailingAlert {
+  percent: number;
+  failingSince: string;
+  /** When the endpoint is disabled unless an attempt succeeds first. */
+  disableAt: string;
+  /** When the crossing was judged (the batch's time). */
+  at: string;
 }
 
 /** The new state of the delivery row (its lease is released in every case). */
@@ -70,6 +91,10 @@ export interface OutcomeDecision {
   attempt: AttemptRecord | undefined;
   /** The endpoint's failing streak afterwards: its start, null when it ended, undefined when unchanged. */
   failingSince: string | null | undefined;
+  /** Failed attempts in a row afterwards; undefined when unchanged. */
+  failureStreak: number | undefined;
+  /** Set when this failure crossed an alert threshold not yet announced in the streak. */
+  alert: FailingAlert | undefined;
   /** Set when the endpoint is to be disabled, with its pending deliveries failed. */
   disable: { reason: string; at: string } | undefined;
 }
@@ -99,6 +124,8 @@ export function decideOutcome(
       delivery: { kind: 'abandoned', lastError: r.reason, completedAt: nowIso },
       attempt: undefined,
       failingSince: undefined,
+      failureStreak: undefined,
+      alert: undefined,
       disable: undefined,
     };
 
@@ -120,6 +147,8 @@ export function decideOutcome(
       attempt: record(null),
       // A success ends a failing streak.
       failingSince: endpoint && endpoint.failingSince !== null ? null : undefined,
+      failureStreak: endpoint && endpoint.failureStreak !== 0 ? 0 : undefined,
+      alert: undefined,
       disable: undefined,
     };
 
@@ -144,14 +173,33 @@ export function decideOutcome(
     delivery,
     attempt: record(error),
     failingSince: undefined,
+    failureStreak: undefined,
+    alert: undefined,
     disable: undefined,
   };
   if (!endpoint?.enabled) return decision;
+  decision.failureStreak = endpoint.failureStreak + 1;
   // A failure starts the endpoint's failing streak; one that has lasted disableAfterMs disables it.
-  if (endpoint.failingSince === null) decision.failingSince = o.startedAt.toISOString();
-  else if (now.getTime() - Date.parse(endpoint.failingSince) >= options.disableAfterMs)
+  if (endpoint.failingSince === null) {
+    decision.failingSince = o.startedAt.toISOString();
+    return decision;
+  }
+  const elapsedMs = now.getTime() - Date.parse(endpoint.failingSince);
+  if (elapsedMs >= options.disableAfterMs) {
     decision.disable = {
       reason: `disabled automatically: every delivery attempt failed since ${endpoint.failingSince} (last: ${error})`,
+      at: nowIso,
+    };
+    return decision;
+  }
+  // The highest threshold passed, if not announced yet (thresholds skipped between two
+  // failures are not announced late: the newest one says more).
+  const percent = ALERT_PERCENTS.findLast((p) => elapsedMs >= (options.disableAfterMs * p) / 100);
+  if (percent !== undefined && percent > endpoint.alertedPercent)
+    decision.alert = {
+      percent,
+      failingSince: endpoint.failingSince,
+      disableAt: new Date(Date.parse(endpoint.failingSince) + options.disableAfterMs).toISOString(),
       at: nowIso,
     };
   return decision;

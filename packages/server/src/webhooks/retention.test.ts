@@ -14,6 +14,7 @@ import type { DeliveryQueue } from './delivery-queue.ts';
 import { PostgresDeliveryQueue } from './delivery-queue-postgres.ts';
 import { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
 import { pruneDeliveries } from './retention.ts';
+import { NEW_ENDPOINT_DEFAULTS } from './subscriptions.ts';
 
 const DAY = 86_400_000;
 const NOW = new Date('2026-11-21T12:00:00.000Z');
@@ -35,6 +36,8 @@ function signal(receivedAt: Date, tenantId = 't1'): SignalTable {
     created_at: receivedAt.toISOString(),
     received_at: receivedAt.toISOString(),
     is_test: 0,
+    event_type: 'signal_created',
+    event_data: null,
   };
 }
 
@@ -69,6 +72,7 @@ describe('delivery retention', () => {
         enabled: 1,
         disabled_reason: null,
         failing_since: null,
+        ...NEW_ENDPOINT_DEFAULTS,
         created_at: NOW.toISOString(),
         updated_at: NOW.toISOString(),
       })

@@ -3,6 +3,8 @@
 //   endpoints/    POST, GET /v1/webhooks/endpoints; GET, PATCH, DELETE …/{id}; POST …/{id}/test
 //   deliveries/   GET /v1/webhooks/endpoints/{id}/deliveries; GET /v1/webhooks/deliveries/{id};
 //                 GET …/{id}/attempts/{n}; POST …/{id}/redeliver; GET /v1/signals/{id}/deliveries
+//   replays/      POST /v1/webhooks/endpoints/{id}/replay; GET …/{id}/replays;
+//                 GET /v1/webhooks/replays/{id}; POST …/{id}/cancel
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../deps.ts';
@@ -11,18 +13,25 @@ import { deliveryRoutes } from './deliveries/router.ts';
 import { DeliveriesRepository } from './deliveries-repository.ts';
 import { endpointRoutes } from './endpoints/router.ts';
 import { EndpointsRepository } from './endpoints-repository.ts';
+import { replayRoutes } from './replays/router.ts';
+import { ReplaysRepository } from './replays-repository.ts';
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps & { wakeDeliveries: () => void }> = async (app, deps) => {
   const ctx: WebhookContext = {
     endpoints: new EndpointsRepository(deps.db),
     deliveries: new DeliveriesRepository(deps.db),
+    replays: new ReplaysRepository(deps.db),
+    db: deps.db,
     secretKey: deps.masterKey.derive('webhook-secrets'),
     allowPrivate: deps.config.webhookAllowPrivate,
     now: deps.now,
+    disableAfterMs: deps.config.webhook.disableAfterMs,
     consoleBaseUrl: deps.publicUrl,
     outbox: deps.outbox,
     wakeDeliveries: deps.wakeDeliveries,
+    wakeReplays: deps.webhooks.wakeReplays,
   };
   await app.register(endpointRoutes, ctx);
   await app.register(deliveryRoutes, ctx);
+  await app.register(replayRoutes, ctx);
 };

@@ -6,10 +6,12 @@ import type { WebhookEndpointTable } from '../../db/index.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import type { WebhookContext } from '../context.ts';
 import { openHeaders, sealHeaders } from '../endpoint-headers.ts';
+import { endpointHealth } from '../endpoint-health.ts';
 import { validateEndpointAddress, validateEndpointUrl, validateHeaders } from '../endpoint-rules.ts';
 import type { EndpointChanges } from '../endpoints-repository.ts';
 import { newWebhookSecret } from '../envelope.ts';
 import { seal } from '../secret-box.ts';
+import { maskOf, NEW_ENDPOINT_DEFAULTS } from '../subscriptions.ts';
 import { rotationView } from './rotation.ts';
 import { type CreateEndpoint, type EndpointView, endpointView, type UpdateEndpoint } from './schemas.ts';
 
@@ -22,7 +24,26 @@ export async function findEndpoint(ctx: WebhookContext, tenantId: string, id: st
 
 export async function view(ctx: WebhookContext, e: WebhookEndpointTable, user: TenantUser): Promise<EndpointView> {
   const newest = await ctx.deliveries.newestForEndpoint(user.tenantId, e.id);
-  return endpointView(e, openHeaders(ctx.secretKey, e.id, e.headers), user.role, newest, await rotationView(ctx, e));
+  const health = await endpointHealth(ctx.db, e, ctx.now(), ctx.disableAfterMs);
+  return endpointView(
+    e,
+    openHeaders(ctx.secretKey, e.id, e.headers),
+    user.role,
+    newest,
+    health,
+    await rotationView(ctx, e),
+  );
+}
+
+/** The subscription columns a create or edit sets (only the fields it names). */
+function subscriptionChanges(body: CreateEndpoint | UpdateEndpoint): Partial<WebhookEndpointTable> {
+  const changes: Partial<WebhookEndpointTable> = {};
+  if (body.event_types !== undefined) changes.event_mask = maskOf(body.event_types);
+  if (body.min_severity !== undefined) changes.min_severity = body.min_severity;
+  if (body.signal_types !== undefined)
+    changes.signal_types = body.signal_types === null ? null : JSON.stringify(body.signal_types);
+  if (body.rate_limit !== undefined) changes.rate_limit = body.rate_limit;
+  return changes;
 }
 
 /** The rules JSON Schema cannot say: an https URL to an allowed address, well-formed headers. */
@@ -53,10 +74,12 @@ export async function createEndpoint(ctx: WebhookContext, user: TenantUser, body
     enabled: 1,
     disabled_reason: null,
     failing_since: null,
+    ...NEW_ENDPOINT_DEFAULTS,
+    ...subscriptionChanges(body),
     created_at: now,
     updated_at: now,
   });
-  return { ...endpointView(row, body.headers ?? {}, user.role, undefined), secret };
+  return { ...(await view(ctx, row, user)), headers: body.headers ?? {}, secret };
 }
 
 export async function listEndpoints(ctx: WebhookContext, user: TenantUser) {
@@ -81,11 +104,14 @@ export async function updateEndpoint(
   if (body.name !== undefined) changes.name = body.name;
   if (body.url !== undefined) changes.url = body.url;
   if (body.headers !== undefined) changes.headers = sealHeaders(ctx.secretKey, existing.id, body.headers);
+  Object.assign(changes, subscriptionChanges(body));
   if (body.enabled !== undefined) {
     changes.enabled = body.enabled ? 1 : 0;
     // Re-enabling starts a fresh health record; disabling by hand says so.
     changes.disabled_reason = body.enabled ? null : 'disabled by an administrator';
     changes.failing_since = null;
+    changes.failure_streak = 0;
+    changes.failing_alerted = 0;
   }
   // Disabling stops delivery at once, as the automatic disabling does: the deliveries waiting
   // for their next attempt are failed now (an admin may redeliver them once the endpoint is

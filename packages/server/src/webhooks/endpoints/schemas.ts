@@ -5,19 +5,57 @@ import type { Role, WebhookDeliveryTable, WebhookEndpointTable } from '../../db/
 import { DeliveryStatusWord } from '../deliveries/schemas.ts';
 import { deliveryStatus } from '../delivery-status.ts';
 import { MASKED_HEADER_VALUE, maskHeaders } from '../endpoint-headers.ts';
+import { type EndpointHealthView, EndpointHealthView as HealthSchema } from '../endpoint-health.ts';
 import { HEADERS_MAX_COUNT, NAME_MAX_LENGTH, URL_MAX_LENGTH } from '../endpoint-rules.ts';
 import { GRACE_SECONDS_DEFAULT, GRACE_SECONDS_MAX } from '../secret-rotation.ts';
+import { DEFAULT_EVENT_TYPES, EVENT_TYPES, type EventType, typesOf } from '../subscriptions.ts';
 
 const Headers = Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 4096 }), {
   maxProperties: HEADERS_MAX_COUNT,
   description: 'custom headers sent with every delivery',
 });
 
+const EventTypes = Type.Array(Type.Union(EVENT_TYPES.map((t) => Type.Literal(t))), {
+  minItems: 1,
+  maxItems: EVENT_TYPES.length,
+  uniqueItems: true,
+  description: `the event types delivered to it; default ${JSON.stringify(DEFAULT_EVENT_TYPES)} (the operational events endpoint.failing and endpoint.disabled are opt-in)`,
+});
+const MinSeverity = Type.Integer({
+  minimum: 1,
+  maximum: 5,
+  description: 'signals below this severity are not delivered to it; default 1 (all)',
+});
+const SignalTypes = Type.Union(
+  [
+    Type.Array(Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z0-9][a-z0-9_.-]*$' }), {
+      minItems: 1,
+      maxItems: 50,
+      uniqueItems: true,
+    }),
+    Type.Null(),
+  ],
+  { description: 'only signals of these types are delivered to it; null (the default): every type' },
+);
+const RateLimit = Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 10_000 }), Type.Null()], {
+  description:
+    'deliveries per second at most (fractions allowed: 0.5 is one every 2 s); deliveries beyond it wait, none fails for it; null (the default): no limit',
+});
+
+/** The subscription and rate-limit fields, optional on create and edit (DESIGN §5 stays compatible). */
+const Subscription = {
+  event_types: Type.Optional(EventTypes),
+  min_severity: Type.Optional(MinSeverity),
+  signal_types: Type.Optional(SignalTypes),
+  rate_limit: Type.Optional(RateLimit),
+};
+
 export const CreateEndpoint = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: NAME_MAX_LENGTH }),
     url: Type.String({ minLength: 1, maxLength: URL_MAX_LENGTH }),
     headers: Type.Optional(Headers),
+    ...Subscription,
   },
   { additionalProperties: false },
 );
@@ -29,6 +67,7 @@ export const UpdateEndpoint = Type.Object(
     url: Type.Optional(Type.String({ minLength: 1, maxLength: URL_MAX_LENGTH })),
     headers: Type.Optional(Headers),
     enabled: Type.Optional(Type.Boolean()),
+    ...Subscription,
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -70,6 +109,11 @@ export const EndpointView = Type.Object({
   enabled: Type.Boolean(),
   disabled_reason: Type.Union([Type.String(), Type.Null()]),
   failing_since: Type.Union([Type.String(), Type.Null()]),
+  event_types: Type.Array(Type.String(), { description: 'the event types delivered to it' }),
+  min_severity: Type.Integer(),
+  signal_types: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  rate_limit: Type.Union([Type.Number(), Type.Null()], { description: 'deliveries per second at most, or null' }),
+  health: HealthSchema,
   last_delivery: Type.Union(
     [
       Type.Object({
@@ -126,6 +170,7 @@ export function endpointView(
   headers: Record<string, string>,
   role: Role,
   newest: WebhookDeliveryTable | undefined,
+  health: EndpointHealthView,
   rotation: RotationView = null,
 ): EndpointView {
   return {
@@ -136,6 +181,11 @@ export function endpointView(
     enabled: e.enabled === 1,
     disabled_reason: e.disabled_reason,
     failing_since: e.failing_since,
+    event_types: typesOf(e.event_mask) satisfies EventType[],
+    min_severity: e.min_severity,
+    signal_types: e.signal_types === null ? null : (JSON.parse(e.signal_types) as string[]),
+    rate_limit: e.rate_limit,
+    health,
     last_delivery: newest
       ? {
           id: newest.id,

@@ -7,6 +7,7 @@ import type { WebhookEndpointTable } from '../../db/index.ts';
 import { badRequest } from '../../errors.ts';
 import { timeOrderedId } from '../../ids.ts';
 import type { WebhookContext } from '../context.ts';
+import { EVENT_BITS } from '../subscriptions.ts';
 import { findEndpoint } from './crud.ts';
 
 export const endpointDisabled = () => badRequest('the endpoint is disabled: enable it first', 'endpoint_disabled');
@@ -14,6 +15,8 @@ export const endpointDisabled = () => badRequest('the endpoint is disabled: enab
 export async function sendTestEvent(ctx: WebhookContext, user: TenantUser, id: string) {
   const endpoint = await findEndpoint(ctx, user.tenantId, id);
   if (endpoint.enabled !== 1) throw endpointDisabled();
+  if ((endpoint.event_mask & EVENT_BITS.test) === 0)
+    throw badRequest('the endpoint does not subscribe to test events: add "test" to its event_types', 'not_subscribed');
   return writeTestEvent(
     ctx,
     endpoint,
@@ -48,6 +51,8 @@ export async function writeTestEvent(
       created_at: now,
       received_at: now,
       is_test: 1,
+      event_type: 'signal_created',
+      event_data: null,
     },
     endpoint.id,
   );

@@ -1,35 +1,52 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../../lib/api-client.ts';
+import type { paths } from '../../../lib/schema.d.ts';
 import { rememberSecret } from '../secret-once.ts';
+
+export type Endpoint = paths['/v1/webhooks/endpoints/{id}']['get']['responses'][200]['content']['application/json'];
 
 export const ENDPOINTS_KEY = ['webhook-endpoints'] as const;
 const endpointKey = (id: string) => ['webhook-endpoint', id] as const;
 
-export function useEndpoints() {
+export function useEndpoints(options: { refetchInterval?: number } = {}) {
   return useQuery({
     queryKey: ENDPOINTS_KEY,
     queryFn: () => unwrap(api.GET('/v1/webhooks/endpoints')),
+    refetchInterval: options.refetchInterval,
   });
 }
+
+/** While an endpoint fails, its health (streak, time until it is disabled) is read again this often. */
+const FAILING_REFRESH_MS = 10_000;
 
 export function useEndpoint(id: string) {
   return useQuery({
     queryKey: endpointKey(id),
     queryFn: () => unwrap(api.GET('/v1/webhooks/endpoints/{id}', { params: { path: { id } } })),
-    // While a rotation's proof is on its way, its outcome is looked for every second.
+    // While a rotation's proof is on its way, its outcome is looked for every second; while the
+    // endpoint fails, its health every FAILING_REFRESH_MS.
     refetchInterval: (query) => {
-      const proof = query.state.data?.rotation?.proof;
-      return proof && (proof.status === null || proof.status === 'pending' || proof.status === 'retrying')
-        ? 1000
-        : false;
+      const data = query.state.data;
+      const proof = data?.rotation?.proof;
+      if (proof && (proof.status === null || proof.status === 'pending' || proof.status === 'retrying')) return 1000;
+      return data?.failing_since ? FAILING_REFRESH_MS : false;
     },
   });
 }
+
+export const EVENT_TYPES = ['signal_created', 'test', 'endpoint.failing', 'endpoint.disabled'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface EndpointInput {
   name: string;
   url: string;
   headers: Record<string, string>;
+  event_types: EventType[];
+  min_severity: number;
+  /** null: every signal type. */
+  signal_types: string[] | null;
+  /** Deliveries per second at most; null: no limit. */
+  rate_limit: number | null;
 }
 
 /** Creates an endpoint; its secret goes to the one-time store, never into the query cache. */

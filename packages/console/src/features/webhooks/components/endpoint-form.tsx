@@ -1,12 +1,13 @@
 // Add Endpoint and edit: Name, URL (https:// checked as you leave the field and on submit),
-// custom header rows. Nothing is sent while a field is wrong; the server's own refusal of a
-// URL or header is shown on that field too.
+// custom header rows, the events it receives (with a minimum severity and signal types for
+// signals) and an optional rate limit. Nothing is sent while a field is wrong; the server's
+// own refusal of a URL or header is shown on that field too.
 
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import { WriteError } from '../../../components/query-states.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
-import type { EndpointInput } from '../api/endpoints.ts';
+import { type EndpointInput, EVENT_TYPES, type EventType } from '../api/endpoints.ts';
 import {
   HEADERS_MAX_COUNT,
   type HeaderRow,
@@ -19,6 +20,49 @@ import {
 
 interface Row extends HeaderRow {
   key: number;
+}
+
+const EVENT_LABELS: Record<EventType, { label: string; hint: string }> = {
+  signal_created: { label: 'Signals', hint: 'every new security signal that passes the filters below' },
+  test: { label: 'Test events', hint: 'what Send test event sends' },
+  'endpoint.failing': {
+    label: 'Endpoint failing',
+    hint: 'another endpoint of yours has failed for 50 %, 75 % and 90 % of the time before Guard disables it',
+  },
+  'endpoint.disabled': { label: 'Endpoint disabled', hint: 'Guard disabled another endpoint of yours' },
+};
+const SEVERITIES = [
+  [1, '1 (info): every signal'],
+  [2, '2 and above'],
+  [3, '3 and above'],
+  [4, '4 and above'],
+  [5, '5 (critical) only'],
+] as const;
+const SIGNAL_TYPE = /^[a-z0-9][a-z0-9_.-]*$/;
+export const NEW_ENDPOINT_SETTINGS = {
+  event_types: ['signal_created', 'test'] as EventType[],
+  min_severity: 1,
+  signal_types: null,
+  rate_limit: null,
+};
+
+function signalTypesOf(text: string): string[] {
+  return [...new Set(text.split(/[\s,]+/).filter(Boolean))];
+}
+
+function signalTypesProblem(text: string): string | undefined {
+  const types = signalTypesOf(text);
+  const bad = types.find((t) => !SIGNAL_TYPE.test(t) || t.length > 100);
+  if (bad) return `“${bad}” is not a signal type: lowercase letters, digits, “_”, “.” and “-”`;
+  if (types.length > 50) return 'At most 50 signal types';
+  return undefined;
+}
+
+function rateProblem(text: string): string | undefined {
+  if (text.trim() === '') return undefined;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || n > 10_000) return 'A number of deliveries per second above 0, at most 10000';
+  return undefined;
 }
 
 function HeaderRowFields({
@@ -85,6 +129,12 @@ export function EndpointForm({
   const [rows, setRows] = useState<Row[]>(() =>
     Object.entries(initial?.headers ?? {}).map(([n, v]) => ({ key: nextKey.current++, name: n, value: v })),
   );
+  const settings = initial ?? NEW_ENDPOINT_SETTINGS;
+  const [events, setEvents] = useState<EventType[]>(settings.event_types);
+  const [minSeverity, setMinSeverity] = useState(settings.min_severity);
+  const [signalTypes, setSignalTypes] = useState((settings.signal_types ?? []).join(', '));
+  const [rate, setRate] = useState(settings.rate_limit === null ? '' : String(settings.rate_limit));
+  const severityId = useId();
   const [touched, setTouched] = useState({ name: false, url: false, headers: false });
   const [sent, setSent] = useState<EndpointInput>();
   // After a refused submit, focus moves to the first field to fix (once it shows its error).
@@ -98,6 +148,9 @@ export function EndpointForm({
     name: nameProblem(name),
     url: urlProblem(url),
     headers: rows.map((r, i) => headerProblem(r, rows.slice(0, i))),
+    events: events.length === 0 ? 'Choose at least one kind of event' : undefined,
+    signalTypes: signalTypesProblem(signalTypes),
+    rate: rateProblem(rate),
   };
   // The server's refusal, shown on the field it concerns until that field changes.
   const server = error instanceof ApiError ? error : undefined;
@@ -111,11 +164,28 @@ export function EndpointForm({
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setTouched({ name: true, url: true, headers: true });
-    if (problems.name || problems.url || problems.headers.some((p) => p.name || p.value)) {
+    if (
+      problems.name ||
+      problems.url ||
+      problems.headers.some((p) => p.name || p.value) ||
+      problems.events ||
+      problems.signalTypes ||
+      problems.rate
+    ) {
       setRefusals((n) => n + 1);
       return;
     }
-    const input = { name: name.trim(), url: url.trim(), headers: headersObject(rows) };
+    const types = signalTypesOf(signalTypes);
+    const input: EndpointInput = {
+      name: name.trim(),
+      url: url.trim(),
+      headers: headersObject(rows),
+      // In the order the server lists them.
+      event_types: EVENT_TYPES.filter((t) => events.includes(t)),
+      min_severity: minSeverity,
+      signal_types: types.length > 0 ? types : null,
+      rate_limit: rate.trim() === '' ? null : Number(rate),
+    };
     setSent(input);
     onSubmit(input);
   };
@@ -181,6 +251,64 @@ export function EndpointForm({
           Add header
         </button>
       </fieldset>
+      <fieldset aria-describedby={problems.events ? `${severityId}-events-error` : undefined}>
+        <legend>Events</legend>
+        <p className="hint">What Guard sends to this endpoint.</p>
+        {EVENT_TYPES.map((t) => (
+          <div key={t} className="check-row">
+            <label className="checkbox">
+              <input
+                type="checkbox"
+                checked={events.includes(t)}
+                aria-invalid={problems.events ? true : undefined}
+                onChange={(e) => setEvents((es) => (e.target.checked ? [...es, t] : es.filter((x) => x !== t)))}
+              />
+              {EVENT_LABELS[t].label}
+            </label>
+            <span className="hint">
+              {' '}
+              <code>{t}</code>: {EVENT_LABELS[t].hint}
+            </span>
+          </div>
+        ))}
+        {problems.events && (
+          <p className="error" id={`${severityId}-events-error`}>
+            {problems.events}
+          </p>
+        )}
+        <div className="field">
+          <label htmlFor={severityId}>Minimum severity</label>
+          <select id={severityId} value={minSeverity} onChange={(e) => setMinSeverity(Number(e.target.value))}>
+            {SEVERITIES.map(([n, label]) => (
+              <option key={n} value={n}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <TextField
+          label="Signal types"
+          value={signalTypes}
+          autoComplete="off"
+          spellCheck={false}
+          placeholder="sudo_command_executed, ssh_login"
+          hint="Only signals of these types, separated by commas. Empty: every type."
+          messageLines={2}
+          error={problems.signalTypes}
+          onChange={(e) => setSignalTypes(e.target.value)}
+        />
+      </fieldset>
+      <TextField
+        label="Rate limit (deliveries per second)"
+        value={rate}
+        inputMode="decimal"
+        autoComplete="off"
+        placeholder="no limit"
+        hint="Deliveries beyond it wait their turn; none fails because of it. Empty: no limit."
+        messageLines={2}
+        error={problems.rate}
+        onChange={(e) => setRate(e.target.value)}
+      />
       <div className="actions">
         <button type="submit" className="button primary" disabled={pending}>
           {submitLabel}

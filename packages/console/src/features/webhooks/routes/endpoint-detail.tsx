@@ -16,7 +16,10 @@ import { useKeysetPager } from '../../../lib/keyset-pager.ts';
 import { Gate, useCan } from '../../auth/index.ts';
 import { useDeliveries, useRedeliver } from '../api/deliveries.ts';
 import { useDeleteEndpoint, useEndpoint, useSendTestEvent, useUpdateEndpoint } from '../api/endpoints.ts';
+import { useReplays } from '../api/replays.ts';
 import { DeliveriesTable } from '../components/deliveries-table.tsx';
+import { EndpointHealth } from '../components/endpoint-health.tsx';
+import { ReplayPanel } from '../components/replay-panel.tsx';
 import { SecretReveal } from '../components/secret-reveal.tsx';
 import { SecretRotation } from '../components/secret-rotation.tsx';
 import { VerifySample } from '../components/verify-sample.tsx';
@@ -107,6 +110,8 @@ function Deliveries({ endpointId, canWrite }: { endpointId: string; canWrite: bo
 function EndpointDetail() {
   const { endpointId = '' } = useParams();
   const endpoint = useEndpoint(endpointId);
+  // Read with the endpoint, so that a replay's progress does not push the page down as it arrives.
+  const replays = useReplays(endpointId);
   const canWrite = useCan('manageWebhooks');
   const [secret, dismissSecret] = useSecretOnce(endpointId);
   const update = useUpdateEndpoint(endpointId);
@@ -114,7 +119,7 @@ function EndpointDetail() {
   const test = useSendTestEvent(endpointId);
   const navigate = useNavigate();
 
-  if (endpoint.isPending)
+  if (endpoint.isPending || replays.isPending)
     return (
       <Page title="Endpoint" back={BACK}>
         <BlockSkeleton height="12rem" label="the endpoint" />
@@ -176,16 +181,16 @@ function EndpointDetail() {
             <span className={`badge ${e.enabled ? 'ok' : 'neutral'}`}>{e.enabled ? 'enabled' : 'disabled'}</span>
             {e.disabled_reason && <span className="hint"> {e.disabled_reason}</span>}
           </dd>
-          <dt>Failing</dt>
+          <dt>Events</dt>
+          <dd className="mono">{e.event_types.join(', ')}</dd>
+          <dt>Signal filter</dt>
           <dd>
-            {e.failing_since ? (
-              <>
-                every attempt has failed since <RelativeTime at={e.failing_since} />
-              </>
-            ) : (
-              'no'
-            )}
+            {e.min_severity > 1 ? `severity ${e.min_severity} and above` : 'every severity'}
+            {', '}
+            {e.signal_types ? <span className="mono">{e.signal_types.join(', ')}</span> : 'every type'}
           </dd>
+          <dt>Rate limit</dt>
+          <dd>{e.rate_limit === null ? 'none' : `${e.rate_limit} deliveries per second`}</dd>
           <dt>Custom headers</dt>
           <dd>{headerNames.length > 0 ? <span className="mono">{headerNames.join(', ')}</span> : 'none'}</dd>
           <dt>Created</dt>
@@ -194,7 +199,9 @@ function EndpointDetail() {
           </dd>
         </dl>
       </section>
+      <EndpointHealth endpoint={e} />
       <SecretRotation endpoint={e} canWrite={canWrite} />
+      <ReplayPanel endpointId={endpointId} enabled={e.enabled} canWrite={canWrite} />
       <Deliveries endpointId={endpointId} canWrite={canWrite} />
       <VerifySample />
     </Page>

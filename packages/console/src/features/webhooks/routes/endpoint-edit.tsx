@@ -2,7 +2,7 @@ import { useNavigate, useParams } from 'react-router';
 import { Page } from '../../../components/page.tsx';
 import { BlockSkeleton, ErrorNotice } from '../../../components/query-states.tsx';
 import { Gate } from '../../auth/index.ts';
-import { useEndpoint, useUpdateEndpoint } from '../api/endpoints.ts';
+import { type EventType, useEndpoint, useUpdateEndpoint } from '../api/endpoints.ts';
 import { EndpointForm } from '../components/endpoint-form.tsx';
 
 function EditEndpoint() {
@@ -32,7 +32,15 @@ function EditEndpoint() {
       description="Changes apply to the next attempt of every delivery. The signing secret stays the same."
     >
       <EndpointForm
-        initial={{ name: e.name, url: e.url, headers: e.headers }}
+        initial={{
+          name: e.name,
+          url: e.url,
+          headers: e.headers,
+          event_types: e.event_types as EventType[],
+          min_severity: e.min_severity,
+          signal_types: e.signal_types,
+          rate_limit: e.rate_limit,
+        }}
         submitLabel="Save changes"
         pending={update.isPending}
         error={update.error}

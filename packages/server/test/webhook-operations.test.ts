@@ -1,0 +1,384 @@
+// Issue 14, items 2–5, end to end against real HTTPS receivers on loopback, on the run's
+// engine (SQLite, or PostgreSQL in `npm test`'s second pass): subscriptions and filters,
+// the per-endpoint rate limit, failing-endpoint alerts (operational events) with an
+// accelerated disable window, and replay by filter — its dry-run count, the same
+// Guard-Delivery, progress, cancelling, and live traffic's latency while 5,000 are replayed.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { constructGuardEvent, type GuardEvent } from '@guard/webhooks';
+import { type Loose, sleep, waitFor } from './harness.ts';
+import {
+  addUserToken,
+  apiCall,
+  bodyJson,
+  createEndpoint,
+  createSignal,
+  listDeliveries,
+  makeTestTls,
+  newTenant,
+  postSignal,
+  Receiver,
+  seedDeliveries,
+  startWebhookServer,
+  type TestTls,
+  type WebhookServer,
+} from './webhook-harness.ts';
+
+let tls: TestTls;
+let receiver: Receiver;
+let unique = 0;
+const path = (label: string) => `/${label}-${++unique}`;
+
+before(async () => {
+  tls = await makeTestTls();
+  receiver = await Receiver.start(tls);
+});
+after(async () => {
+  await receiver?.close();
+});
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+describe('subscriptions and filters', () => {
+  let server: WebhookServer;
+  before(async () => {
+    server = await startWebhookServer({ caPem: tls.caPem });
+  });
+  after(() => server?.close());
+
+  it('sends each signal only to the endpoints whose event types, minimum severity and signal types it matches', async () => {
+    const t = await newTenant(server);
+    const all = path('all');
+    const severe = path('severe');
+    const ssh = path('ssh');
+    const ops = path('ops-only');
+    await createEndpoint(server, t.adminToken, { url: receiver.url(all) });
+    await createEndpoint(server, t.adminToken, { url: receiver.url(severe), min_severity: 4 });
+    const sshEndpoint = await createEndpoint(server, t.adminToken, {
+      url: receiver.url(ssh),
+      event_types: ['signal_created'],
+      signal_types: ['ssh_login'],
+    });
+    await createEndpoint(server, t.adminToken, { url: receiver.url(ops), event_types: ['endpoint.disabled'] });
+    const sent = [
+      { signal_type: 'sudo_command_executed', severity: 2 },
+      { signal_type: 'sudo_command_executed', severity: 5 },
+      { signal_type: 'ssh_login', severity: 1 },
+      { signal_type: 'ssh_login', severity: 4 },
+    ];
+    const ids = [];
+    for (const s of sent) ids.push((await createSignal(server, t.agentKey, s)).signal_id);
+    await receiver.waitForHits(all, 4);
+    await receiver.waitForHits(severe, 2);
+    await receiver.waitForHits(ssh, 2);
+    await sleep(300); // nothing more arrives
+    const got = (p: string) => receiver.hitsFor(p).map((h) => bodyJson(h).data.signal_id);
+    assert.deepEqual(got(all), ids);
+    assert.deepEqual(got(severe), [ids[1], ids[3]]);
+    assert.deepEqual(got(ssh), [ids[2], ids[3]]);
+    assert.deepEqual(got(ops), [], 'an endpoint subscribed to operational events only gets no signal');
+
+    const shown = await apiCall(server, 'GET', `/v1/webhooks/endpoints/${sshEndpoint.id}`, t.adminToken);
+    assert.deepEqual(
+      [shown.json.event_types, shown.json.min_severity, shown.json.signal_types, shown.json.rate_limit],
+      [['signal_created'], 1, ['ssh_login'], null],
+    );
+    const refused = await apiCall(server, 'POST', `/v1/webhooks/endpoints/${sshEndpoint.id}/test`, t.adminToken);
+    assert.equal(refused.status, 400);
+    assert.equal(refused.json.error.code, 'not_subscribed', 'a test event needs the test subscription');
+  });
+
+  it('defaults to signal_created and test with no filter, and PATCH changes the filter for the next signal', async () => {
+    const t = await newTenant(server);
+    const p = path('patched');
+    const e = (await createEndpoint(server, t.adminToken, { url: receiver.url(p) })) as Loose;
+    assert.deepEqual([e.event_types, e.min_severity, e.signal_types], [['signal_created', 'test'], 1, null]);
+    const patched = await apiCall(server, 'PATCH', `/v1/webhooks/endpoints/${e.id}`, t.adminToken, {
+      min_severity: 5,
+    });
+    assert.equal(patched.status, 200, patched.text);
+    await createSignal(server, t.agentKey, { severity: 4 });
+    const five = await createSignal(server, t.agentKey, { severity: 5 });
+    await receiver.waitForHits(p, 1);
+    await sleep(200);
+    assert.deepEqual(
+      receiver.hitsFor(p).map((h) => bodyJson(h).data.signal_id),
+      [five.signal_id],
+    );
+    for (const bad of [{ event_types: [] }, { event_types: ['nope'] }, { min_severity: 6 }, { signal_types: ['A B'] }])
+      assert.equal((await apiCall(server, 'PATCH', `/v1/webhooks/endpoints/${e.id}`, t.adminToken, bad)).status, 400);
+  });
+});
+
+describe('per-endpoint rate limit', () => {
+  let server: WebhookServer;
+  before(async () => {
+    server = await startWebhookServer({ caPem: tls.caPem, flags: { 'webhook-endpoint-concurrency': '16' } });
+  });
+  after(() => server?.close());
+
+  it('holds deliveries to the limit at the receiver; the excess waits and none fails; other endpoints are not slowed', async () => {
+    const t = await newTenant(server);
+    const limited = path('limited');
+    const free = path('free');
+    const rate = 10;
+    const e = await createEndpoint(server, t.adminToken, { url: receiver.url(limited), rate_limit: rate });
+    await createEndpoint(server, t.adminToken, { url: receiver.url(free) });
+    const n = 40;
+    const t0 = Date.now();
+    await Promise.all(Array.from({ length: n }, () => createSignal(server, t.agentKey)));
+    const freeHits = await receiver.waitForHits(free, n, 5000);
+    assert.ok(freeHits[n - 1].at - t0 < 2000, 'the endpoint without a limit gets everything at once');
+    const hits = await receiver.waitForHits(limited, n, 15_000);
+    const times = hits.map((h) => h.at);
+    let maxPerSecond = 0;
+    for (let i = 0, j = 0; i < times.length; i++) {
+      while (times[i] - times[j] >= 1000) j++;
+      maxPerSecond = Math.max(maxPerSecond, i - j + 1);
+    }
+    // rate + its burst (1 at 10/s) + 1 for the receiver's timing of arrivals.
+    assert.ok(maxPerSecond <= rate + 2, `${maxPerSecond} deliveries within one second at ${rate}/s`);
+    const spanS = (times[n - 1] - times[0]) / 1000;
+    assert.ok(spanS >= ((n - 1 - rate / 10) / rate) * 0.9, `${n} deliveries within ${spanS} s`);
+    let list: Loose[] = [];
+    await waitFor(async () => {
+      list = await listDeliveries(server, t.adminToken, e.id);
+      return list.every((d) => d.status !== 'pending');
+    }, 'every outcome recorded');
+    assert.equal(list.filter((d) => d.status === 'succeeded' && d.attempts === 1).length, n, 'none failed or retried');
+  });
+});
+
+describe('failing-endpoint alerts (disable window 4 s, a signal every 100 ms)', () => {
+  let server: WebhookServer;
+  before(async () => {
+    server = await startWebhookServer({
+      caPem: tls.caPem,
+      flags: { 'webhook-disable-after': '4', 'webhook-retry-schedule': '0' },
+    });
+  });
+  after(() => server?.close());
+
+  it('announces 50, 75 and 90 % once each and the disabling, signed, to the other subscribed endpoints only; audited', async () => {
+    const t = await newTenant(server);
+    const failing = path('failing');
+    const watcher = path('watcher');
+    const bystander = path('bystander');
+    receiver.on(failing, () => ({ status: 503 }));
+    const bad = await createEndpoint(server, t.adminToken, {
+      name: 'SIEM',
+      url: receiver.url(failing),
+      event_types: ['signal_created', 'endpoint.failing', 'endpoint.disabled'],
+    });
+    const watch = await createEndpoint(server, t.adminToken, {
+      url: receiver.url(watcher),
+      event_types: ['endpoint.failing', 'endpoint.disabled'],
+    });
+    await createEndpoint(server, t.adminToken, { url: receiver.url(bystander) });
+    const t0 = Date.now();
+    let disabled = false;
+    let seen: Loose | undefined;
+    while (!disabled && Date.now() - t0 < 15_000) {
+      await postSignal(server, t.agentKey);
+      await sleep(100);
+      const shown = await apiCall(server, 'GET', `/v1/webhooks/endpoints/${bad.id}`, t.adminToken);
+      if (shown.json.health.failure_streak > 3 && !seen) seen = shown.json;
+      disabled = shown.json.enabled === false;
+    }
+    assert.ok(disabled, 'the endpoint was disabled within the window');
+    assert.ok(seen, 'its health was readable while it failed');
+    assert.equal(seen.health.disable_at, new Date(Date.parse(seen.failing_since) + 4000).toISOString());
+    assert.ok(seen.health.success_rate === 0 && seen.health.failed > 0, JSON.stringify(seen.health));
+
+    const hits = await receiver.waitForHits(watcher, 4, 5000);
+    await sleep(300);
+    const events: GuardEvent[] = receiver
+      .hitsFor(watcher)
+      .map((h) => constructGuardEvent(h.body, h.headers, watch.secret));
+    assert.deepEqual(
+      events.map((e) => (e.event_type === 'endpoint.failing' ? `failing ${e.data.percent}` : e.event_type)),
+      ['failing 50', 'failing 75', 'failing 90', 'endpoint.disabled'],
+    );
+    for (const [i, e] of events.entries()) {
+      assert.equal(hits[i].headers['guard-event'], e.event_type);
+      assert.equal(e.tenant_id, t.tenantId);
+      assert.ok(e.console_url.endsWith(`/console/settings/integrations/webhooks/${bad.id}`), e.console_url);
+      if (e.event_type === 'signal_created') assert.fail('the watcher subscribes to no signals');
+      assert.deepEqual([e.data.endpoint_id, e.data.name, e.data.url], [bad.id, 'SIEM', receiver.url(failing)]);
+      if (e.event_type === 'endpoint.failing') {
+        const since = Date.parse(e.data.failing_since);
+        assert.equal(e.data.disable_at, new Date(since + 4000).toISOString());
+        assert.ok(Date.parse(e.data.occurred_at) - since >= (4000 * e.data.percent) / 100);
+        assert.equal(e.data.last_error, 'HTTP 503');
+      } else assert.match(e.data.reason, /^disabled automatically/);
+    }
+    assert.equal(new Set(events.map((e) => (e.data as { event_id: string }).event_id)).size, 4);
+    assert.ok(
+      receiver.hitsFor(failing).every((h) => h.headers['guard-event'] === 'signal_created'),
+      'the failing endpoint hears nothing about itself',
+    );
+    assert.ok(
+      receiver.hitsFor(bystander).every((h) => h.headers['guard-event'] === 'signal_created'),
+      'an endpoint that did not subscribe gets no operational event',
+    );
+    const audit = await apiCall(server, 'GET', '/v1/audit?limit=50', t.adminToken);
+    const ours = audit.json.entries.filter((a: Loose) => a.target === bad.id);
+    assert.deepEqual(
+      ours.map((a: Loose) => a.action),
+      ['webhook_endpoint.disabled', 'webhook_endpoint.failing', 'webhook_endpoint.failing', 'webhook_endpoint.failing'],
+    );
+  });
+});
+
+describe('replay by filter', () => {
+  let server: WebhookServer;
+  before(async () => {
+    server = await startWebhookServer({
+      caPem: tls.caPem,
+      flags: { 'webhook-retry-schedule': '0', 'webhook-replay-rate': '500', 'webhook-endpoint-concurrency': '16' },
+    });
+  });
+  after(() => server?.close());
+
+  const replay = (token: string, endpointId: string, body: Record<string, unknown>) =>
+    apiCall(server, 'POST', `/v1/webhooks/endpoints/${endpointId}/replay`, token, body);
+
+  async function waitForReplay(token: string, id: string, state: string, timeoutMs = 20_000): Promise<Loose> {
+    let last: Loose;
+    await waitFor(
+      async () => {
+        last = (await apiCall(server, 'GET', `/v1/webhooks/replays/${id}`, token)).json;
+        return last.state === state;
+      },
+      `replay ${state}`,
+      timeoutMs,
+    );
+    // biome-ignore lint/style/noNonNullAssertion: set by the wait above
+    return last!;
+  }
+
+  it('counts in a dry run exactly what the real run re-sends, with the original Guard-Delivery; audited; members only read', async () => {
+    const t = await newTenant(server);
+    const p = path('outage');
+    let down = true;
+    receiver.on(p, () => ({ status: down ? 500 : 200 }));
+    const e = await createEndpoint(server, t.adminToken, { url: receiver.url(p) });
+    const before = new Date(Date.now() - 1000).toISOString();
+    for (let i = 0; i < 12; i++) await createSignal(server, t.agentKey);
+    await receiver.waitForHits(p, 12);
+    await waitFor(
+      async () => (await listDeliveries(server, t.adminToken, e.id)).filter((d) => d.status === 'failed').length === 12,
+      'twelve failed deliveries',
+    );
+    down = false;
+    await createSignal(server, t.agentKey); // a success, not in the replay of failures
+    await receiver.waitForHits(p, 13);
+    const failedIds = (await listDeliveries(server, t.adminToken, e.id))
+      .filter((d) => d.status === 'failed')
+      .map((d) => d.id)
+      .sort();
+
+    const dry = await replay(t.adminToken, e.id, { status: 'failed', since: before, dry_run: true });
+    assert.equal(dry.status, 200, dry.text);
+    assert.equal(dry.json.count, 12);
+    const all = await replay(t.adminToken, e.id, { since: before, dry_run: true });
+    assert.equal(all.json.count, 13, 'without a status: failed and succeeded');
+    const member = await addUserToken(server, t.tenantId, 'member');
+    assert.equal((await replay(member, e.id, { since: before })).status, 403);
+
+    const started = await replay(t.adminToken, e.id, { status: 'failed', since: before });
+    assert.equal(started.status, 202, started.text);
+    assert.equal(started.json.total, 12);
+    const done = await waitForReplay(t.adminToken, started.json.id, 'done');
+    assert.deepEqual([done.total, done.sent, done.remaining, done.skipped], [12, 12, 0, 0]);
+    const resent = receiver.hitsFor(p).slice(13);
+    assert.equal(resent.length, 12, 'as many re-sent as the dry run counted');
+    assert.deepEqual(resent.map((h) => h.headers['guard-delivery']).sort(), failedIds);
+    const list = await listDeliveries(server, t.adminToken, e.id);
+    assert.equal(list.filter((d) => d.status === 'succeeded').length, 13);
+    assert.equal((await replay(t.adminToken, e.id, { status: 'failed', since: before, dry_run: true })).json.count, 0);
+    const audit = await apiCall(server, 'GET', '/v1/audit?action=webhook_endpoint.replay', t.adminToken);
+    assert.deepEqual(
+      audit.json.entries.map((a: Loose) => a.target),
+      [started.json.id],
+    );
+    const shown = await apiCall(server, 'GET', `/v1/webhooks/endpoints/${e.id}/replays`, member);
+    assert.deepEqual(
+      shown.json.replays.map((r: Loose) => r.id),
+      [started.json.id],
+    );
+  });
+
+  it('refuses a second running replay of an endpoint and a bad range; a cancelled replay stops re-queuing', async () => {
+    const t = await newTenant(server);
+    const p = path('slow');
+    // Slow answers keep the replay running long enough to cancel it.
+    receiver.on(p, async () => {
+      await sleep(50);
+      return { status: 200 };
+    });
+    const e = await createEndpoint(server, t.adminToken, { url: receiver.url(p) });
+    const since = new Date(Date.now() - 1000).toISOString();
+    await seedDeliveries(server, t.tenantId, e.id, 400);
+    assert.equal((await replay(t.adminToken, e.id, { since, until: since })).status, 400);
+    const started = await replay(t.adminToken, e.id, { since });
+    assert.equal(started.status, 202, started.text);
+    const twice = await replay(t.adminToken, e.id, { since });
+    assert.equal(twice.status, 409);
+    assert.equal(twice.json.error.code, 'replay_running');
+    await receiver.waitForHits(p, 20);
+    const cancelled = await apiCall(server, 'POST', `/v1/webhooks/replays/${started.json.id}/cancel`, t.adminToken);
+    assert.equal(cancelled.status, 200, cancelled.text);
+    assert.equal(cancelled.json.state, 'cancelled');
+    await sleep(500);
+    const after = receiver.hitsFor(p).length;
+    await sleep(500);
+    assert.equal(receiver.hitsFor(p).length, after, 'nothing more is sent');
+    assert.ok(after < 400, `${after} of 400 sent before the cancel took effect`);
+    const shown = (await apiCall(server, 'GET', `/v1/webhooks/replays/${started.json.id}`, t.adminToken)).json;
+    assert.deepEqual([shown.sent, shown.remaining], [after, 400 - after]);
+    const again = await apiCall(server, 'POST', `/v1/webhooks/replays/${started.json.id}/cancel`, t.adminToken);
+    assert.equal(again.status, 409);
+  });
+
+  it('keeps live deliveries fast while 5,000 are replayed to the same endpoint (p99 under a generous 250 ms)', async () => {
+    const t = await newTenant(server);
+    const p = path('live');
+    const e = await createEndpoint(server, t.adminToken, { url: receiver.url(p) });
+    const since = new Date(Date.now() - 1000).toISOString();
+    await seedDeliveries(server, t.tenantId, e.id, 5000);
+    const until = new Date().toISOString(); // the live signals below are not replayed
+    const live = async (n: number) => {
+      const latencies: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const t0 = Date.now();
+        const { signal_id } = await createSignal(server, t.agentKey);
+        await waitFor(
+          () => receiver.hitsFor(p).some((h) => bodyJson(h).data.signal_id === signal_id),
+          'the live signal',
+          5000,
+        );
+        latencies.push(Date.now() - t0);
+        await sleep(20);
+      }
+      return latencies;
+    };
+    const alone = await live(40);
+    const started = await replay(t.adminToken, e.id, { since, until });
+    assert.equal(started.json.total, 5000);
+    await waitFor(async () => receiver.hitsFor(p).length > 100, 'the replay under way');
+    const during = await live(80);
+    const progress = (await apiCall(server, 'GET', `/v1/webhooks/replays/${started.json.id}`, t.adminToken)).json;
+    assert.ok(progress.sent > 100, `the replay ran meanwhile: ${JSON.stringify(progress)}`);
+    const p99 = percentile(during, 99);
+    console.log(
+      `live p99 alone ${percentile(alone, 99)} ms, during the replay ${p99} ms (replay sent ${progress.sent} meanwhile)`,
+    );
+    assert.ok(p99 < 250, `live p99 ${p99} ms while replaying`);
+    await apiCall(server, 'POST', `/v1/webhooks/replays/${started.json.id}/cancel`, t.adminToken);
+  });
+});
