@@ -125,7 +125,7 @@ describe('a rotation with a grace period, ended early after the proof', () => {
     const shown = await apiCall(server, 'GET', `/v1/webhooks/endpoints/${endpointId}`, tenant.adminToken);
     assert.ok(!shown.text.includes(newSecret) && !shown.text.includes(oldSecret), 'reads never show a secret');
     assert.deepEqual(shown.json.rotation, r);
-    const audit = await apiCall(server, 'GET', '/v1/audit?action=webhook.secret_rotate', tenant.adminToken);
+    const audit = await apiCall(server, 'GET', '/v1/audit?action=webhook_endpoint.secret_rotate', tenant.adminToken);
     assert.equal(audit.json.entries[0]?.target, `${endpointId} grace_seconds=3600`);
   });
 
@@ -207,7 +207,11 @@ describe('a rotation with a grace period, ended early after the proof', () => {
     assert.equal(row.previous_secret_expires_at, null);
     const audit = await apiCall(server, 'GET', '/v1/audit', tenant.adminToken);
     const actions = audit.json.entries.map((e: Loose) => e.action);
-    for (const action of ['webhook.secret_rotate', 'webhook.secret_proof', 'webhook.secret_rotation_complete'])
+    for (const action of [
+      'webhook_endpoint.secret_rotate',
+      'webhook_endpoint.secret_proof',
+      'webhook_endpoint.secret_rotation_complete',
+    ])
       assert.ok(actions.includes(action), `${action} in ${actions}`);
   });
 

@@ -152,7 +152,7 @@ export class EndpointsRepository {
       await audit(
         { db: trx, now: () => by.at },
         by.user,
-        'webhook.secret_rotate',
+        'webhook_endpoint.secret_rotate',
         `${id} grace_seconds=${grace}`,
         tenantId,
       );
@@ -177,7 +177,13 @@ export class EndpointsRepository {
         .where('previous_secret_expires_at', '>', at)
         .executeTakeFirst();
       if (Number(r.numUpdatedRows) === 0) return false;
-      await audit({ db: trx, now: () => by.at }, by.user, 'webhook.secret_proof', `${id} signal=${signalId}`, tenantId);
+      await audit(
+        { db: trx, now: () => by.at },
+        by.user,
+        'webhook_endpoint.secret_proof',
+        `${id} signal=${signalId}`,
+        tenantId,
+      );
       return true;
     });
   }
@@ -198,7 +204,7 @@ export class EndpointsRepository {
         .where('previous_secret_expires_at', '>', at)
         .executeTakeFirst();
       if (Number(r.numUpdatedRows) === 0) return false;
-      await audit({ db: trx, now: () => by.at }, by.user, 'webhook.secret_rotation_complete', id, tenantId);
+      await audit({ db: trx, now: () => by.at }, by.user, 'webhook_endpoint.secret_rotation_complete', id, tenantId);
       return true;
     });
   }
