@@ -174,7 +174,9 @@ export async function spawnGuard(options: {
   bin?: string;
 }): Promise<GuardProcess> {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_EXTRA_CA_CERTS: options.caPath };
-  if (options.nodeOptions) env.NODE_OPTIONS = options.nodeOptions;
+  // GUARD_BENCH_SERVER_NODE_OPTIONS: e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server.
+  const nodeOptions = options.nodeOptions ?? process.env.GUARD_BENCH_SERVER_NODE_OPTIONS;
+  if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
   else delete env.NODE_OPTIONS;
   const child = spawn(
     options.bin ?? SERVER_BIN,

@@ -381,6 +381,10 @@ async function main(): Promise<void> {
     for (const r of rows.slice(1)) console.log(line(r));
     console.log('');
     console.log(
+      `beside the replay ÷ alone (the anchor, same run): live delivered/s ` +
+        `${(during.liveDeliveriesPerS / alone.liveDeliveriesPerS).toFixed(2)} ×, p99 ${(during.p99 / alone.p99).toFixed(1)} ×`,
+    );
+    console.log(
       `live p99 beside the replay: ${during.p99.toFixed(1)} ms (alone ${alone.p99.toFixed(1)} ms); goal ≤ ${GOAL_P99_MS} ms: ` +
         (during.p99 <= GOAL_P99_MS ? 'PASS' : 'MISS'),
     );
