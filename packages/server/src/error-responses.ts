@@ -4,7 +4,7 @@
 // only — and so do requests no route matches, errors Fastify raises before routing, and
 // broken HTTP that never reaches Fastify.
 
-import type { FastifyError, FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifySchemaValidationError, FastifyServerOptions } from 'fastify';
 import type { ServerConfig } from './config.ts';
 import { ApiError } from './errors.ts';
 import { answerAndClose } from './http-limits.ts';
@@ -39,6 +39,49 @@ export const frameworkErrors: FastifyServerOptions['frameworkErrors'] = (error, 
     .code(status)
     .send({ error: { code: status === 414 ? 'uri_too_long' : 'invalid_request', message: error.message } });
 };
+
+/**
+ * The message of a schema violation: Fastify's `<dataVar><path> <message>`, except that a value
+ * failing every branch of a union (anyOf) gets one sentence instead of one per branch — the
+ * allowed constants listed ("must be one of …"), "or null" for a nullable field — rather than
+ * "must be equal to constant, must be equal to constant, …, must match a schema in anyOf".
+ */
+export const schemaErrorFormatter: FastifyServerOptions['schemaErrorFormatter'] = (errors, dataVar) =>
+  new Error(formatSchemaErrors(errors, dataVar));
+
+export function formatSchemaErrors(errors: readonly FastifySchemaValidationError[], dataVar: string): string {
+  const unions = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
+  const parts: string[] = [];
+  const branches = new Map<string, { allowed: unknown[]; nullable: boolean; others: string[] }>();
+  for (const e of errors) {
+    if (e.keyword === 'anyOf') continue;
+    const path = e.instancePath;
+    if (!unions.has(path)) {
+      parts.push(`${dataVar}${path} ${e.message}`);
+      continue;
+    }
+    let b = branches.get(path);
+    if (!b) {
+      b = { allowed: [], nullable: false, others: [] };
+      branches.set(path, b);
+      parts.push(path); // its place in the message, filled in below
+    }
+    if (e.keyword === 'const') b.allowed.push((e.params as { allowedValue: unknown }).allowedValue);
+    else if (e.keyword === 'type' && (e.params as { type?: unknown }).type === 'null') b.nullable = true;
+    else if (e.message) b.others.push(e.message);
+  }
+  const said = (path: string) => errors.some((e) => e.keyword !== 'anyOf' && e.instancePath.startsWith(`${path}/`));
+  const message = parts.flatMap((part) => {
+    const b = branches.get(part);
+    if (!b) return [part];
+    const alternatives = [...b.others];
+    if (b.allowed.length > 0) alternatives.push(`must be one of ${b.allowed.map((v) => JSON.stringify(v)).join(', ')}`);
+    // A nullable field whose other branch failed deeper down: that deeper error says it.
+    if (alternatives.length === 0) return said(part) ? [] : [`${dataVar}${part} must be null`];
+    return [`${dataVar}${part} ${alternatives.join(', or ')}${b.nullable ? ', or null' : ''}`];
+  });
+  return [...new Set(message)].join(', ');
+}
 
 /** Broken HTTP framing and late headers, which never reach Fastify's router. */
 export function clientErrors(limits: ServerConfig['limits']): FastifyServerOptions['clientErrorHandler'] {

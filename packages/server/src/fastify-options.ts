@@ -4,7 +4,7 @@
 
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 import type { ServerConfig } from './config.ts';
-import { clientErrors, frameworkErrors } from './error-responses.ts';
+import { clientErrors, frameworkErrors, schemaErrorFormatter } from './error-responses.ts';
 import { listenerTimeouts } from './http-limits.ts';
 
 /** JSON bodies are small (a manifest is the largest); objects stream through their own route. */
@@ -26,6 +26,7 @@ export function fastifyOptions(
     forceCloseConnections: 'idle',
     // What fails before routing gets the API's error shape too (error-responses.ts).
     frameworkErrors,
+    schemaErrorFormatter,
     clientErrorHandler: clientErrors(config.limits),
   };
 }

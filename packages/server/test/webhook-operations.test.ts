@@ -109,8 +109,23 @@ describe('subscriptions and filters', () => {
       receiver.hitsFor(p).map((h) => bodyJson(h).data.signal_id),
       [five.signal_id],
     );
-    for (const bad of [{ event_types: [] }, { event_types: ['nope'] }, { min_severity: 6 }, { signal_types: ['A B'] }])
-      assert.equal((await apiCall(server, 'PATCH', `/v1/webhooks/endpoints/${e.id}`, t.adminToken, bad)).status, 400);
+    // Each refusal says what is wrong in one sentence, the allowed values listed.
+    const refusals: [object, string][] = [
+      [{ event_types: [] }, 'body/event_types must NOT have fewer than 1 items'],
+      [
+        { event_types: ['nope'] },
+        'body/event_types/0 must be one of "signal_created", "test", "endpoint.failing", "endpoint.disabled"',
+      ],
+      [{ min_severity: 6 }, 'body/min_severity must be <= 5'],
+      [{ signal_types: ['A B'] }, 'body/signal_types/0 must match pattern "^[a-z0-9][a-z0-9_.-]*$"'],
+      [{ rate_limit: -1 }, 'body/rate_limit must be > 0, or null'],
+      [{ rate_limit: 'fast' }, 'body/rate_limit must be number, or null'],
+    ];
+    for (const [bad, message] of refusals) {
+      const r = await apiCall(server, 'PATCH', `/v1/webhooks/endpoints/${e.id}`, t.adminToken, bad);
+      assert.equal(r.status, 400, JSON.stringify(bad));
+      assert.deepEqual(r.json.error, { code: 'invalid_request', message });
+    }
   });
 });
 
