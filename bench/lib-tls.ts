@@ -21,6 +21,49 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 /** Monotonic nanoseconds; CLOCK_MONOTONIC is system-wide on Linux, so it compares across processes. */
 export const nowNs = (): bigint => process.hrtime.bigint();
+export const usNow = (): number => Number(nowNs() / 1000n);
+
+/**
+ * POSTs `total` signals at `rate` a second, paced by the clock (not by the responses: a slow
+ * server does not slow the arrivals); `post(k)` sends the k-th. Returns when every response
+ * is in: each signal's send time (µs, usNow), its id, the start and the paced duration.
+ * Throws when any POST failed.
+ */
+export async function postSignalsPaced(
+  total: number,
+  rate: number,
+  post: (k: number) => Promise<JsonResult>,
+): Promise<{ sentUs: number[]; ids: string[]; t0: number; pacedS: number }> {
+  const sentUs = new Array<number>(total);
+  const ids = new Array<string>(total);
+  const posts: Promise<void>[] = [];
+  let failed = 0;
+  const t0 = usNow();
+  let i = 0;
+  while (i < total) {
+    const due = Math.min(total, Math.floor(((usNow() - t0) / 1e6) * rate) + 1);
+    while (i < due) {
+      const k = i++;
+      sentUs[k] = usNow();
+      posts.push(
+        post(k).then(
+          (r) => {
+            if (r.status === 201) ids[k] = r.json.signal_id;
+            else failed++;
+          },
+          () => {
+            failed++;
+          },
+        ),
+      );
+    }
+    await sleep(1);
+  }
+  const pacedS = (usNow() - t0) / 1e6;
+  await Promise.all(posts);
+  if (failed > 0) throw new Error(`${failed} POST /v1/signals failed`);
+  return { sentUs, ids, t0, pacedS };
+}
 
 // ---------------------------------------------------------------------------------------
 // TLS material

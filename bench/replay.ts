@@ -33,6 +33,7 @@ import {
   type GuardProcess,
   guardSetup,
   nowNs,
+  postSignalsPaced,
   type Receipt,
   signalBody,
   sleep,
@@ -108,7 +109,6 @@ class ReceiverHandle {
 
 // ---------------------------------------------------------------------------------------
 
-const usNow = () => Number(nowNs() / 1000n);
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
@@ -209,36 +209,11 @@ async function window(
   offset: number,
 ): Promise<Window> {
   const total = Math.round(rate * seconds);
-  const sentUs = new Array<number>(total);
-  const ids = new Array<string>(total);
-  const posts: Promise<void>[] = [];
-  let failed = 0;
   const mark0 = await receiver.mark();
   const cpu0 = processCpuMs(server.pid);
-  const t0 = usNow();
-  let i = 0;
-  while (i < total) {
-    const due = Math.min(total, Math.floor(((usNow() - t0) / 1e6) * rate) + 1);
-    while (i < due) {
-      const k = i++;
-      sentUs[k] = usNow();
-      posts.push(
-        api.post('/v1/signals', agentKey, signalBody(offset + k)).then(
-          (r) => {
-            if (r.status === 201) ids[k] = r.json.signal_id;
-            else failed++;
-          },
-          () => {
-            failed++;
-          },
-        ),
-      );
-    }
-    await sleep(1);
-  }
-  const pacedS = (usNow() - t0) / 1e6;
-  await Promise.all(posts);
-  if (failed > 0) throw new Error(`${failed} POST /v1/signals failed`);
+  const { sentUs, ids, t0, pacedS } = await postSignalsPaced(total, rate, (k) =>
+    api.post('/v1/signals', agentKey, signalBody(offset + k)),
+  );
   // Every live signal received (at most 30 s more).
   const deadline = Date.now() + 30_000;
   let dump = await receiver.dump();

@@ -34,7 +34,7 @@ import {
   freePort,
   type GuardProcess,
   guardSetup,
-  nowNs,
+  postSignalsPaced,
   type Receipt,
   runPool,
   signalBody,
@@ -42,6 +42,7 @@ import {
   spawnGuard,
   startReceiver,
   type TestPki,
+  usNow,
 } from './lib-tls.ts';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -141,7 +142,6 @@ class ReceiverHandle {
 // ---------------------------------------------------------------------------------------
 // Measurements
 
-const usNow = () => Number(nowNs() / 1000n);
 const fmt = (n: number, digits = 0) =>
   Number.isFinite(n)
     ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })
@@ -270,34 +270,9 @@ interface Latency {
 async function latency(s: Setup, receiver: ReceiverHandle, rate: number, seconds: number): Promise<Latency> {
   await receiver.reset();
   const total = Math.round(rate * seconds);
-  const sentUs = new Array<number>(total);
-  const ids = new Array<string>(total);
-  let failed = 0;
-  const posts: Promise<void>[] = [];
-  const t0 = usNow();
-  let i = 0;
-  while (i < total) {
-    const due = Math.min(total, Math.floor(((usNow() - t0) / 1e6) * rate) + 1);
-    while (i < due) {
-      const k = i++;
-      sentUs[k] = usNow();
-      posts.push(
-        s.clients[k % s.clients.length].post('/v1/signals', s.agentKey, signalBody(k)).then(
-          (r) => {
-            if (r.status === 201) ids[k] = r.json.signal_id;
-            else failed++;
-          },
-          () => {
-            failed++;
-          },
-        ),
-      );
-    }
-    await sleep(1);
-  }
-  const pacedS = (usNow() - t0) / 1e6;
-  await Promise.all(posts);
-  if (failed > 0) throw new Error(`${failed} POST /v1/signals failed`);
+  const { sentUs, ids, t0, pacedS } = await postSignalsPaced(total, rate, (k) =>
+    s.clients[k % s.clients.length].post('/v1/signals', s.agentKey, signalBody(k)),
+  );
   await receiver.waitFor(total, 120_000);
   const dump = await receiver.dump();
   const at = new Map<string, number>();

@@ -45,7 +45,7 @@ import {
   freePort,
   type GuardProcess,
   guardSetup,
-  nowNs,
+  postSignalsPaced,
   type Receipt,
   runPool,
   type SetupJson,
@@ -54,6 +54,7 @@ import {
   spawnGuard,
   startReceiver,
   type TestPki,
+  usNow,
 } from './lib-tls.ts';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -172,7 +173,6 @@ class ReceiverHandle {
 // ---------------------------------------------------------------------------------------
 // Measurements
 
-const usNow = () => Number(nowNs() / 1000n);
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
@@ -251,34 +251,11 @@ async function sustained(ctx: Context, api: ApiClient, n: number) {
 async function latency(ctx: Context, api: ApiClient, rate: number, seconds: number) {
   await ctx.receiver.reset();
   const total = Math.round(rate * seconds);
-  const sentUs = new Array<number>(total);
-  const signalIds = new Array<string>(total);
-  let failed = 0;
-  const posts: Promise<void>[] = [];
-  const t0 = usNow();
-  let i = 0;
-  while (i < total) {
-    const due = Math.min(total, Math.floor(((usNow() - t0) / 1e6) * rate) + 1);
-    while (i < due) {
-      const k = i++;
-      sentUs[k] = usNow();
-      posts.push(
-        api.post('/v1/signals', ctx.agentKey, signalBody(k)).then(
-          (r) => {
-            if (r.status === 201) signalIds[k] = r.json.signal_id;
-            else failed++;
-          },
-          () => {
-            failed++;
-          },
-        ),
-      );
-    }
-    await sleep(1);
-  }
-  const pacedS = (usNow() - t0) / 1e6;
-  await Promise.all(posts);
-  if (failed > 0) throw new Error(`${failed} POST /v1/signals failed`);
+  const {
+    sentUs,
+    ids: signalIds,
+    pacedS,
+  } = await postSignalsPaced(total, rate, (k) => api.post('/v1/signals', ctx.agentKey, signalBody(k)));
   await ctx.receiver.waitFor(total, 120_000);
   const dump = await ctx.receiver.dump();
   const receivedBy = new Map<string, number>();
