@@ -44,7 +44,7 @@ import type {
 import { type AttemptCounts, countAttempt, healthAfter, lastErrorOf } from './endpoint-health.ts';
 import { type Announcement, announce, type EventEndpoint, noteAnnouncement } from './operational-events.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
-import { advance, allowance, nextAllowedMs } from './rate-limit.ts';
+import { advance, allowance, EarliestWake, nextAllowedMs } from './rate-limit.ts';
 import { EVENT_BITS, eventBitOf } from './subscriptions.ts';
 
 /** The channel enqueue notifies and `watch` listens on. */
@@ -256,6 +256,8 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
   /** The watcher's callback (`watch`), also called when a claim skipped an endpoint another replica held. */
   private onWork: (() => void) | undefined;
   private lookAgain: NodeJS.Timeout | undefined;
+  /** Wakes the worker when a rate-limited endpoint may send again. */
+  private readonly rateWake = new EarliestWake();
 
   private lookAgainSoon(): void {
     if (this.lookAgain || !this.onWork) return;
@@ -392,26 +394,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
       if (n >= allow[ids.indexOf(id)]) next = Math.min(next, nextAllowedMs(rate, tat));
     }
     if (save.id.length > 0) await client.query(q('guard_save_rates', SQL_SAVE_RATES, [save.id, save.tat]));
-    if (next !== Number.POSITIVE_INFINITY) this.lookAgainAt(next, nowMs);
-  }
-
-  private rateTimer: NodeJS.Timeout | undefined;
-  private rateTimerAt = Number.POSITIVE_INFINITY;
-
-  /** Wakes the worker when a rate-limited endpoint may send again. */
-  private lookAgainAt(ms: number, nowMs: number): void {
-    if (!this.onWork || ms >= this.rateTimerAt) return;
-    if (this.rateTimer) clearTimeout(this.rateTimer);
-    this.rateTimerAt = ms;
-    this.rateTimer = setTimeout(
-      () => {
-        this.rateTimer = undefined;
-        this.rateTimerAt = Number.POSITIVE_INFINITY;
-        this.onWork?.();
-      },
-      Math.max(1, Math.ceil(ms - nowMs)),
-    );
-    this.rateTimer.unref();
+    if (next !== Number.POSITIVE_INFINITY) this.rateWake.at(next, nowMs);
   }
 
   async releaseAllLeases(): Promise<number> {
@@ -591,6 +574,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
    */
   async watch(onWork: () => void): Promise<() => Promise<void>> {
     this.onWork = onWork;
+    this.rateWake.setWake(onWork);
     let stopped = false;
     let client: pg.Client | undefined;
     let retry: NodeJS.Timeout | undefined;
@@ -625,7 +609,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
       stopped = true;
       this.onWork = undefined;
       if (this.lookAgain) clearTimeout(this.lookAgain);
-      if (this.rateTimer) clearTimeout(this.rateTimer);
+      this.rateWake.setWake(undefined);
       if (retry) clearTimeout(retry);
       const c = client;
       client = undefined;

@@ -34,7 +34,7 @@ import type {
   EndpointHealth,
   OutcomeDecision,
 } from './outcome-policy.ts';
-import { advance, allowance, nextAllowedMs } from './rate-limit.ts';
+import { advance, allowance, EarliestWake, nextAllowedMs } from './rate-limit.ts';
 import { EVENT_BITS, eventBitOf } from './subscriptions.ts';
 
 /**
@@ -87,25 +87,8 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
   private readonly db: Db;
   /** Rate-limited endpoints' GCRA state (rate-limit.ts): the theoretical arrival time, Unix ms. */
   private readonly tats = new Map<string, number>();
-  private onWork: (() => void) | undefined;
-  private rateTimer: NodeJS.Timeout | undefined;
-  private rateTimerAt = Number.POSITIVE_INFINITY;
-
   /** Wakes the worker when a rate-limited endpoint may send again. */
-  private wakeAt(ms: number, nowMs: number): void {
-    if (!this.onWork || ms >= this.rateTimerAt) return;
-    if (this.rateTimer) clearTimeout(this.rateTimer);
-    this.rateTimerAt = ms;
-    this.rateTimer = setTimeout(
-      () => {
-        this.rateTimer = undefined;
-        this.rateTimerAt = Number.POSITIVE_INFINITY;
-        this.onWork?.();
-      },
-      Math.max(1, Math.ceil(ms - nowMs)),
-    );
-    this.rateTimer.unref();
-  }
+  private readonly rateWake = new EarliestWake();
 
   constructor(db: Db) {
     this.db = db;
@@ -177,7 +160,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
         const n = taking.get(endpointId) ?? 0;
         if (n > 0) this.tats.set(endpointId, advance(rate, this.tats.get(endpointId) ?? 0, nowMs, n));
       }
-      if (limitedUntil !== Number.POSITIVE_INFINITY) this.wakeAt(limitedUntil, nowMs);
+      if (limitedUntil !== Number.POSITIVE_INFINITY) this.rateWake.at(limitedUntil, nowMs);
       return claimed;
     });
   }
@@ -187,13 +170,8 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
    * kept for the rate limit's wake-ups (a limited endpoint's next free moment).
    */
   async watch(onWork: () => void): Promise<() => Promise<void>> {
-    this.onWork = onWork;
-    return async () => {
-      this.onWork = undefined;
-      if (this.rateTimer) clearTimeout(this.rateTimer);
-      this.rateTimer = undefined;
-      this.rateTimerAt = Number.POSITIVE_INFINITY;
-    };
+    this.rateWake.setWake(onWork);
+    return async () => this.rateWake.setWake(undefined);
   }
 
   releaseAllLeases(): Promise<number> {

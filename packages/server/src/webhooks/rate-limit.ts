@@ -30,3 +30,41 @@ export function advance(rate: number, tatMs: number, nowMs: number, n: number): 
 export function nextAllowedMs(rate: number, tatMs: number): number {
   return tatMs - (burstOf(rate) - 1) * intervalMs(rate);
 }
+
+/**
+ * One timer for a queue's rate-limited endpoints: calls `wake` once at the earliest moment
+ * asked for (an endpoint held back by its limit may send again then). A later moment than
+ * the one already set changes nothing.
+ */
+export class EarliestWake {
+  private timer: NodeJS.Timeout | undefined;
+  private atMs = Number.POSITIVE_INFINITY;
+  private wake: (() => void) | undefined;
+
+  /** Starts (with the queue's watcher) or stops (undefined) waking. */
+  setWake(wake: (() => void) | undefined): void {
+    this.wake = wake;
+    if (!wake) this.clear();
+  }
+
+  at(ms: number, nowMs: number): void {
+    if (!this.wake || ms >= this.atMs) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.atMs = ms;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.atMs = Number.POSITIVE_INFINITY;
+        this.wake?.();
+      },
+      Math.max(1, Math.ceil(ms - nowMs)),
+    );
+    this.timer.unref();
+  }
+
+  clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.atMs = Number.POSITIVE_INFINITY;
+  }
+}
