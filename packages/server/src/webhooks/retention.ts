@@ -82,39 +82,35 @@ export async function pruneDeliveries(
 async function pruneBefore(db: Db, cutoff: Date, batch: number, budget: { batches: number }) {
   const cutoffIso = cutoff.toISOString();
   const cutoffId = uuidv7Floor(cutoff.getTime());
-  let attempts = 0;
   // Attempts first: on PostgreSQL nothing cascades from a delivery to its attempts.
-  while (budget.batches-- > 0) {
-    const r = await db
-      .deleteFrom('webhook_attempts')
-      .where('id', 'in', db.selectFrom('webhook_attempts').select('id').where('id', '<', cutoffId).limit(batch))
-      .executeTakeFirst();
-    const n = Number(r.numDeletedRows);
-    attempts += n;
-    if (n < batch) break;
-    await yieldToRequests();
-  }
-  let deliveries = 0;
-  while (budget.batches-- > 0) {
-    const r = await db
-      .deleteFrom('webhook_deliveries')
-      .where(
-        'id',
-        'in',
-        db
-          .selectFrom('webhook_deliveries')
-          .select('id')
-          .where('id', '<', cutoffId)
-          .where('state', 'in', ['succeeded', 'failed'])
-          .where('completed_at', '<', cutoffIso)
-          .limit(batch),
-      )
-      .executeTakeFirst();
-    const n = Number(r.numDeletedRows);
-    deliveries += n;
-    if (n < batch) break;
-    await yieldToRequests();
-  }
+  const attempts = await deleteInBatches(
+    () =>
+      db
+        .deleteFrom('webhook_attempts')
+        .where('id', 'in', db.selectFrom('webhook_attempts').select('id').where('id', '<', cutoffId).limit(batch))
+        .executeTakeFirst(),
+    batch,
+    budget,
+  );
+  const deliveries = await deleteInBatches(
+    () =>
+      db
+        .deleteFrom('webhook_deliveries')
+        .where(
+          'id',
+          'in',
+          db
+            .selectFrom('webhook_deliveries')
+            .select('id')
+            .where('id', '<', cutoffId)
+            .where('state', 'in', ['succeeded', 'failed'])
+            .where('completed_at', '<', cutoffIso)
+            .limit(batch),
+        )
+        .executeTakeFirst(),
+    batch,
+    budget,
+  );
   return { attempts, deliveries };
 }
 
@@ -132,42 +128,60 @@ async function pruneTenantBefore(db: Db, tenantId: string, cutoff: Date, batch: 
         .select('id')
         .where('endpoint_id', '=', endpointId)
         .where('created_at', '<', cutoffIso);
-    while (budget.batches-- > 0) {
-      const r = await db
-        .deleteFrom('webhook_attempts')
-        .where(
-          'id',
-          'in',
-          db
-            .selectFrom('webhook_attempts')
-            .select('id')
-            .where('delivery_id', 'in', old())
-            .where('id', '<', cutoffId)
-            .limit(batch),
-        )
-        .executeTakeFirst();
-      const n = Number(r.numDeletedRows);
-      attempts += n;
-      if (n < batch) break;
-      await yieldToRequests();
-    }
-    while (budget.batches-- > 0) {
-      const r = await db
-        .deleteFrom('webhook_deliveries')
-        .where(
-          'id',
-          'in',
-          old().where('state', 'in', ['succeeded', 'failed']).where('completed_at', '<', cutoffIso).limit(batch),
-        )
-        .executeTakeFirst();
-      const n = Number(r.numDeletedRows);
-      deliveries += n;
-      if (n < batch) break;
-      await yieldToRequests();
-    }
+    attempts += await deleteInBatches(
+      () =>
+        db
+          .deleteFrom('webhook_attempts')
+          .where(
+            'id',
+            'in',
+            db
+              .selectFrom('webhook_attempts')
+              .select('id')
+              .where('delivery_id', 'in', old())
+              .where('id', '<', cutoffId)
+              .limit(batch),
+          )
+          .executeTakeFirst(),
+      batch,
+      budget,
+    );
+    deliveries += await deleteInBatches(
+      () =>
+        db
+          .deleteFrom('webhook_deliveries')
+          .where(
+            'id',
+            'in',
+            old().where('state', 'in', ['succeeded', 'failed']).where('completed_at', '<', cutoffIso).limit(batch),
+          )
+          .executeTakeFirst(),
+      batch,
+      budget,
+    );
     if (budget.batches <= 0) break;
   }
   return { attempts, deliveries };
+}
+
+/**
+ * Runs `deleteBatch` (one DELETE of at most `batch` rows, returning how many) until it deletes
+ * fewer than a batch or the budget of batches runs out, letting requests in between; returns
+ * the rows deleted.
+ */
+async function deleteInBatches(
+  deleteBatch: () => Promise<{ numDeletedRows: bigint }>,
+  batch: number,
+  budget: { batches: number },
+): Promise<number> {
+  let total = 0;
+  while (budget.batches-- > 0) {
+    const n = Number((await deleteBatch()).numDeletedRows);
+    total += n;
+    if (n < batch) break;
+    await yieldToRequests();
+  }
+  return total;
 }
 
 /** SQLite runs on the event loop's thread: requests get their turn between batches. */
