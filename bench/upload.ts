@@ -225,6 +225,8 @@ interface LogLine {
   req?: { method: string; url: string };
   res?: { statusCode: number };
   responseTime?: number;
+  bundleId?: string;
+  ms?: number;
 }
 
 interface Server {
@@ -469,6 +471,32 @@ function findRequest(reqs: RequestTiming[], method: string, prefix: string, what
   return r[0];
 }
 
+function bundleIdOf(uploadStdout: string): string {
+  const m = /^bundle_id=(\S+)$/m.exec(uploadStdout);
+  if (!m) throw new Error(`no bundle_id in:\n${uploadStdout}`);
+  return m[1];
+}
+
+/** Waits (at most 5 min) for the server's log line of the bundle's analysis; its time and the server's RSS meanwhile. */
+async function analysed(srv: Server, bundleId: string): Promise<{ ms: number; maxRssKiB: number }> {
+  const poll = new RssPoller(srv.pid);
+  poll.start();
+  const deadline = Date.now() + 300_000;
+  try {
+    for (;;) {
+      const line = srv.logs.find((l) => l.bundleId === bundleId && l.msg !== undefined && /analys/.test(l.msg));
+      if (line) {
+        if (line.msg !== 'bundle analysed') throw new Error(`the analysis of ${bundleId}: ${line.msg}`);
+        return { ms: line.ms ?? Number.NaN, maxRssKiB: poll.stop().maxRssKiB };
+      }
+      if (Date.now() > deadline) throw new Error(`the analysis of ${bundleId} did not end within 5 min`);
+      await sleep(100);
+    }
+  } finally {
+    poll.stop();
+  }
+}
+
 async function deleteObjects(dataDir: string): Promise<void> {
   await rm(join(dataDir, 'objects', 'bundles'), { recursive: true, force: true });
 }
@@ -678,6 +706,7 @@ try {
   }
   const ours: OursRun[] = [];
   const anchor: CurlRun[] = [];
+  const analyses: { ms: number; maxRssKiB: number }[] = [];
   const agentEnv = childEnv();
 
   // The agent's launcher keeps Node's compile cache (node_modules/.cache/guard-agent); a run
@@ -689,8 +718,10 @@ try {
     ...agentEnv,
     NODE_COMPILE_CACHE: join(runDir, 'compile-cache-cold'),
   });
+  await analysed(srv, bundleIdOf(cold.stdout));
   await deleteObjects(dataDir);
-  await timed('guard-agent upload (warm-up)', uploadArgv, timeFile, agentEnv);
+  const warmUp = await timed('guard-agent upload (warm-up)', uploadArgv, timeFile, agentEnv);
+  await analysed(srv, bundleIdOf(warmUp.stdout));
   await deleteObjects(dataDir);
   console.log(
     `agent upload on an empty compile cache (untimed, not in the medians): ${cold.wall.toFixed(2)} s wall, ` +
@@ -745,6 +776,10 @@ try {
       };
       run.rest = t.wall - run.local - run.presign - run.put - run.register;
       ours.push(run);
+      // The server analyses every registered bundle (insights, issue 12): a read of the whole
+      // 1 GiB. Wait for it, so that it runs beside neither curl's PUT nor the next upload.
+      const analysis = await analysed(srv, bundleIdOf(t.stdout));
+      analyses.push(analysis);
       await deleteObjects(dataDir);
       console.log(
         `  rep ${rep} ours: ${t.wall.toFixed(2)} s wall (${(meta.size / MiB / t.wall).toFixed(0)} MiB/s), ` +
@@ -918,6 +953,11 @@ try {
       `max VmHWM ${m.serverHwm.toFixed(1)} MiB (reset with clear_refs before each run); ` +
       `agent peak RSS max ${m.agentRssMax.toFixed(1)} MiB; load average now ${loadAverage()} on ${os.availableParallelism()} CPUs ` +
       '(wall times are only comparable on an otherwise idle machine)',
+  );
+  console.log(
+    `the server's analysis of each registered bundle (insights; waited for after each upload, outside every timed ` +
+      `window): median ${(median(analyses.map((a) => a.ms)) / 1000).toFixed(2)} s, server max polled VmRSS meanwhile ` +
+      `${mib(Math.max(...analyses.map((a) => a.maxRssKiB)) * 1024)} MiB`,
   );
 
   const verdict = (ok: boolean) => (ok ? 'PASS' : 'MISS');

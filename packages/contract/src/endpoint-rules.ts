@@ -10,6 +10,9 @@ export const HEADERS_MAX_COUNT = 20;
 export const HEADER_NAME_MAX_LENGTH = 100;
 export const HEADER_VALUE_MAX_LENGTH = 4096;
 export const HEADERS_MAX_TOTAL_BYTES = 16 * 1024;
+/** An endpoint's rate limit, deliveries per second: one per 100 s at the slowest. */
+export const RATE_LIMIT_MIN = 0.01;
+export const RATE_LIMIT_MAX = 10_000;
 
 /** Headers a delivery sets itself, or that belong to the transport: never custom. */
 export const RESERVED_HEADERS: ReadonlySet<string> = new Set([

@@ -118,7 +118,8 @@ describe('subscriptions and filters', () => {
       ],
       [{ min_severity: 6 }, 'body/min_severity must be <= 5'],
       [{ signal_types: ['A B'] }, 'body/signal_types/0 must match pattern "^[a-z0-9][a-z0-9_.-]*$"'],
-      [{ rate_limit: -1 }, 'body/rate_limit must be > 0, or null'],
+      [{ rate_limit: -1 }, 'body/rate_limit must be >= 0.01, or null'],
+      [{ rate_limit: 0.001 }, 'body/rate_limit must be >= 0.01, or null'],
       [{ rate_limit: 'fast' }, 'body/rate_limit must be number, or null'],
     ];
     for (const [bad, message] of refusals) {
@@ -165,6 +166,21 @@ describe('per-endpoint rate limit', () => {
       return list.every((d) => d.status !== 'pending');
     }, 'every outcome recorded');
     assert.equal(list.filter((d) => d.status === 'succeeded' && d.attempts === 1).length, n, 'none failed or retried');
+  });
+
+  it('starts a changed limit afresh: raised from one per 100 s, the waiting delivery goes at once', async () => {
+    const t = await newTenant(server);
+    const p = path('raised');
+    const e = await createEndpoint(server, t.adminToken, { url: receiver.url(p), rate_limit: 0.01 });
+    await createSignal(server, t.agentKey);
+    await receiver.waitForHits(p, 1);
+    await createSignal(server, t.agentKey);
+    await sleep(300);
+    assert.equal(receiver.hitsFor(p).length, 1, 'the second waits its 100 s');
+    const patched = await apiCall(server, 'PATCH', `/v1/webhooks/endpoints/${e.id}`, t.adminToken, { rate_limit: 100 });
+    assert.equal(patched.status, 200, patched.text);
+    // Not the old bucket's 100 s: the next claim (the worker polls at least every second) sends it.
+    await receiver.waitForHits(p, 2, 5000);
   });
 });
 

@@ -92,6 +92,9 @@ const SQL_INSERT_DELIVERIES = `
 /**
  * Endpoints with due work (pending and due, or leased with the lease run out), oldest due
  * first, at most $2, each locked for this transaction if no other claim holds it (`taken`).
+ * Left out: endpoints their rate limit holds back now (GCRA allows one iff the bucket's `tat`
+ * ≤ now + (burst − 1) × interval, $3 = now in Unix ms; rate-limit.ts), so that throttled endpoints
+ * with old backlogs never take the places of others whose deliveries wait.
  */
 const SQL_LOCK_DUE_ENDPOINTS = `
   with due as materialized (
@@ -101,6 +104,9 @@ const SQL_LOCK_DUE_ENDPOINTS = `
       (select min(x.lease_until) from webhook_deliveries x
         where x.endpoint_id = e.id and x.state = 'delivering' and x.lease_until < $1)) as oldest
     from webhook_endpoints e
+    where e.rate_limit is null or coalesce(
+      (select r.tat_ms from webhook_endpoint_rates r where r.endpoint_id = e.id), 0)
+      <= $3::bigint + (greatest(1, floor(e.rate_limit / 10)) - 1) * 1000.0 / e.rate_limit + 1
   ),
   ordered as materialized (select id, oldest from due where oldest is not null order by oldest)
   select o.id, pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(o.id)) as taken,
@@ -321,7 +327,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
     return this.transaction(async (client) => {
       const due = await client.query<{ id: string; taken: boolean; rate_limit: number | null }>(
-        q('guard_lock_due_endpoints', SQL_LOCK_DUE_ENDPOINTS, [nowIso, limit]),
+        q('guard_lock_due_endpoints', SQL_LOCK_DUE_ENDPOINTS, [nowIso, limit, now.getTime()]),
       );
       // An endpoint another replica was claiming from just now may still have work after its
       // claim: look again shortly rather than at the next poll.

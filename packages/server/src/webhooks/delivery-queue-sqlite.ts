@@ -4,7 +4,7 @@
 // cost more than running them (docs/decisions/0003). One process owns the database, so
 // nothing else claims meanwhile; the claim and the lease are still written as a lease, so a
 // crashed attempt is picked up once its lease expires. A rate-limited endpoint's bucket
-// (rate-limit.ts) lives in memory for the same reason: this process makes every claim.
+// (rate-limit.ts) is a row of webhook_endpoint_rates, as on PostgreSQL.
 
 import type { SignalTable, WebhookDeliveryTable } from '../db/index.ts';
 import { type Db, type Statements, writeTransaction } from '../db/index.ts';
@@ -38,6 +38,14 @@ import { advance, allowance, EarliestWake, nextAllowedMs } from './rate-limit.ts
 import { EVENT_BITS, eventBitOf } from './subscriptions.ts';
 
 /**
+ * Not an endpoint its rate limit holds back now (rate-limit.ts: GCRA allows one iff its
+ * `tat` ≤ now + (burst − 1) × interval; `?` is now in Unix ms): so that throttled endpoints with
+ * old backlogs never fill a claim that other endpoints' deliveries wait for.
+ */
+const RATE_ALLOWS_NOW = `(e.rate_limit is null or coalesce(
+      (select r.tat_ms from webhook_endpoint_rates r where r.endpoint_id = e.id), 0)
+      <= ? + (max(1, cast(e.rate_limit / 10 as integer)) - 1) * 1000.0 / e.rate_limit + 1)`;
+/**
  * Each endpoint's oldest due deliveries (one index seek per endpoint, at most the
  * per-endpoint limit each), round-robin over the endpoints (each one's oldest, then each
  * one's second oldest …), so that one endpoint's backlog never fills a claim that others'
@@ -51,9 +59,15 @@ const SQL_DUE = `
     join webhook_deliveries d on d.id in (
       select x.id from webhook_deliveries x
       where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ?
-      order by x.next_attempt_at limit ?))
+      order by x.next_attempt_at limit ?)
+    where ${RATE_ALLOWS_NOW}
+  )
   order by turn, next_attempt_at
   limit ?`;
+const SQL_RATE = 'select tat_ms from webhook_endpoint_rates where endpoint_id = ?';
+const SQL_SAVE_RATE = `
+  insert into webhook_endpoint_rates (endpoint_id, tat_ms) values (?, ?)
+  on conflict (endpoint_id) do update set tat_ms = excluded.tat_ms`;
 /** Deliveries whose lease expired: a crashed or lost attempt. */
 const SQL_EXPIRED = `
   select d.id, d.endpoint_id, e.rate_limit from webhook_deliveries d left join webhook_endpoints e on e.id = d.endpoint_id
@@ -85,8 +99,6 @@ const SQL_EVENT_ENDPOINT =
 
 export class SqliteDeliveryQueue implements DeliveryQueue {
   private readonly db: Db;
-  /** Rate-limited endpoints' GCRA state (rate-limit.ts): the theoretical arrival time, Unix ms. */
-  private readonly tats = new Map<string, number>();
   /** Wakes the worker when a rate-limited endpoint may send again. */
   private readonly rateWake = new EarliestWake();
 
@@ -120,14 +132,15 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
       type Candidate = { id: string; endpoint_id: string; rate_limit: number | null };
       const candidates = [
         ...sql.all<Candidate>(SQL_EXPIRED, nowIso, limit),
-        ...sql.all<Candidate>(SQL_DUE, nowIso, perEndpoint, limit * 2),
+        ...sql.all<Candidate>(SQL_DUE, nowIso, perEndpoint, nowMs, limit * 2),
       ];
       const taking = new Map<string, number>();
       const claimed: ClaimedDelivery[] = [];
       // Each endpoint is read once per claim.
       const endpoints = new Map<string, DeliveryEndpointRow | undefined>();
-      // Rate-limited endpoints: how many may start now, and their rate.
-      const allowed = new Map<string, { rate: number; n: number }>();
+      // Rate-limited endpoints: their bucket (GCRA's theoretical arrival time, Unix ms, as the
+      // last claim left it; reset when the limit is changed), their rate, and how many may start now.
+      const allowed = new Map<string, { rate: number; tat: number; n: number }>();
       let limitedUntil = Number.POSITIVE_INFINITY;
       for (const c of candidates) {
         const taken = taking.get(c.endpoint_id) ?? 0;
@@ -135,12 +148,13 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
         if (c.rate_limit !== null) {
           let a = allowed.get(c.endpoint_id);
           if (!a) {
-            a = { rate: c.rate_limit, n: allowance(c.rate_limit, this.tats.get(c.endpoint_id) ?? 0, nowMs) };
+            const tat = Number(sql.get<{ tat_ms: number }>(SQL_RATE, c.endpoint_id)?.tat_ms ?? 0);
+            a = { rate: c.rate_limit, tat, n: allowance(c.rate_limit, tat, nowMs) };
             allowed.set(c.endpoint_id, a);
           }
           if (taken >= a.n) {
             // It waits; the worker is woken when the next one may go.
-            const tat = advance(a.rate, this.tats.get(c.endpoint_id) ?? 0, nowMs, taken);
+            const tat = advance(a.rate, a.tat, nowMs, taken);
             limitedUntil = Math.min(limitedUntil, nextAllowedMs(a.rate, tat));
             continue;
           }
@@ -156,9 +170,9 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
         claimed.push({ delivery, signal: sql.get<SignalTable>(SQL_SIGNAL, delivery.signal_id), endpoint });
         if (claimed.length >= limit) break;
       }
-      for (const [endpointId, { rate }] of allowed) {
+      for (const [endpointId, { rate, tat }] of allowed) {
         const n = taking.get(endpointId) ?? 0;
-        if (n > 0) this.tats.set(endpointId, advance(rate, this.tats.get(endpointId) ?? 0, nowMs, n));
+        if (n > 0) sql.run(SQL_SAVE_RATE, endpointId, Math.ceil(advance(rate, tat, nowMs, n)));
       }
       if (limitedUntil !== Number.POSITIVE_INFINITY) this.rateWake.at(limitedUntil, nowMs);
       return claimed;

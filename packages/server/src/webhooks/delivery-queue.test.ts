@@ -531,6 +531,17 @@ for (const engine of ENGINES) {
         assert.deepEqual(byEndpoint(await claim(at(5000))), ['e1']);
         assert.deepEqual(byEndpoint(await claim(at(9000))), [], 'all five sent');
       });
+
+      it('leaves throttled endpoints out: their older backlogs never take the places of other endpoints', async () => {
+        await db.updateTable('webhook_endpoints').set({ rate_limit: 0.01 }).where('id', 'in', ['e1', 'e2']).execute();
+        for (let i = 0; i < 5; i++) await enqueue(signal('t1', at(-10_000 + i)));
+        assert.deepEqual(byEndpoint(await claim(T0)).sort(), ['e1', 'e2'], 'one each, their burst');
+        await enqueue(signal('t2', at(500)), 'e4');
+        // A claim of one: e1's and e2's backlogs are older, but neither may send for 100 s.
+        assert.deepEqual(byEndpoint(await claim(at(1000), 1)), ['e4']);
+        const later = byEndpoint(await claim(at(100_000))).filter((e) => e !== 'e4'); // e4's lease ran out meanwhile
+        assert.deepEqual(later.sort(), ['e1', 'e2'], 'each again after 1/rate');
+      });
     });
 
     describe('operational events and health (recordOutcomes)', () => {

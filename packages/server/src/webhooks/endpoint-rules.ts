@@ -20,6 +20,8 @@ export {
   HEADERS_MAX_COUNT,
   HEADERS_MAX_TOTAL_BYTES,
   NAME_MAX_LENGTH,
+  RATE_LIMIT_MAX,
+  RATE_LIMIT_MIN,
   URL_MAX_LENGTH,
 } from '@guard/contract/endpoint-rules';
 

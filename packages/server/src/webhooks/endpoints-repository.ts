@@ -83,6 +83,15 @@ export class EndpointsRepository {
         .where('id', '=', id)
         .where('tenant_id', '=', tenantId)
         .execute();
+      // A changed rate limit starts with a full bucket: the old one was counted at the old rate
+      // (a very slow one could hold the endpoint back for days after the limit was raised).
+      if (changes.rate_limit !== undefined)
+        await trx
+          .deleteFrom('webhook_endpoint_rates')
+          .where('endpoint_id', 'in', (eb) =>
+            eb.selectFrom('webhook_endpoints').select('id').where('id', '=', id).where('tenant_id', '=', tenantId),
+          )
+          .execute();
       if (failPending)
         await trx
           .updateTable('webhook_deliveries')

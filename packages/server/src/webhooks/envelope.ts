@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { type GuardEvent, type SignalCreatedEvent, sign } from '@guard/webhooks';
 import type { SignalTable } from '../db/index.ts';
+import { validTraceparent } from '../tracing/index.ts';
 import { endpointConsoleUrl } from './operational-events.ts';
 
 export const WEBHOOK_USER_AGENT = 'Guard-Webhook/1.0';
@@ -75,7 +76,13 @@ export function buildAttempt(
     'guard-delivery': delivery.id,
     'guard-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
   };
-  if (endpoint.traceparent) headers.traceparent = endpoint.traceparent;
+  // Checked again as sent (a database may come from an import): a malformed one is left out.
+  const traceparent = validTraceparent(endpoint.traceparent ?? undefined);
+  if (traceparent) {
+    // Ours replaces a custom header of the trace context in any letter case (never two).
+    for (const name of Object.keys(headers)) if (/^trace(parent|state)$/i.test(name)) delete headers[name];
+    headers.traceparent = traceparent;
+  }
   return { body, headers };
 }
 

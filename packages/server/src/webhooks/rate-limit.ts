@@ -1,10 +1,9 @@
 // Per-endpoint rate limit (issue 14, item 5): at most `rate` deliveries a second, by GCRA (the
 // generic cell rate algorithm: a token bucket kept as one number, the theoretical arrival
 // time `tat`). Deliveries beyond the limit are not claimed, so they wait in the queue and are
-// never failed because of it. Pure: both queues call it inside their claim — SQLite with the
-// endpoint's `tat` in memory (one process owns the queue), PostgreSQL with it in
-// webhook_endpoint_rates, read and written under the endpoint's claim lock, so the limit
-// holds across replicas.
+// never failed because of it. Pure: both queues call it inside their claim, with the
+// endpoint's `tat` in webhook_endpoint_rates (on PostgreSQL read and written under the
+// endpoint's claim lock, so the limit holds across replicas); editing the limit deletes it.
 
 /** A tenth of a second's worth may go at once (at least one): claims need not come every 1/rate s. */
 export function burstOf(rate: number): number {
@@ -36,6 +35,8 @@ export function nextAllowedMs(rate: number, tatMs: number): number {
  * asked for (an endpoint held back by its limit may send again then). A later moment than
  * the one already set changes nothing.
  */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export class EarliestWake {
   private timer: NodeJS.Timeout | undefined;
   private atMs = Number.POSITIVE_INFINITY;
@@ -57,7 +58,8 @@ export class EarliestWake {
         this.atMs = Number.POSITIVE_INFINITY;
         this.wake?.();
       },
-      Math.max(1, Math.ceil(ms - nowMs)),
+      // setTimeout takes at most 2^31 − 1 ms (a longer delay fires at once): wake then and look again.
+      Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(ms - nowMs))),
     );
     this.timer.unref();
   }

@@ -8,6 +8,8 @@ import {
   headerNameProblem,
   headerValueProblem,
   NAME_MAX_LENGTH,
+  RATE_LIMIT_MAX,
+  RATE_LIMIT_MIN,
   URL_MAX_LENGTH,
   type UrlProblem,
 } from '@guard/contract/endpoint-rules';
@@ -72,4 +74,13 @@ export function headerProblem(row: HeaderRow, earlier: HeaderRow[]): { name?: st
 /** The rows as the API's headers object, names trimmed. */
 export function headersObject(rows: HeaderRow[]): Record<string, string> {
   return Object.fromEntries(rows.map((r) => [r.name.trim(), r.value]));
+}
+
+/** The rate limit field: empty for none, else deliveries per second within the server's bounds. */
+export function rateLimitProblem(text: string): string | undefined {
+  if (text.trim() === '') return undefined;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < RATE_LIMIT_MIN || n > RATE_LIMIT_MAX)
+    return `A number of deliveries per second from ${RATE_LIMIT_MIN} (one every ${1 / RATE_LIMIT_MIN} s) to ${RATE_LIMIT_MAX}`;
+  return undefined;
 }

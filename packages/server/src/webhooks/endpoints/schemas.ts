@@ -6,7 +6,13 @@ import { DeliveryStatusWord } from '../deliveries/schemas.ts';
 import { deliveryStatus } from '../delivery-status.ts';
 import { MASKED_HEADER_VALUE, maskHeaders } from '../endpoint-headers.ts';
 import { type EndpointHealthView, EndpointHealthView as HealthSchema } from '../endpoint-health.ts';
-import { HEADERS_MAX_COUNT, NAME_MAX_LENGTH, URL_MAX_LENGTH } from '../endpoint-rules.ts';
+import {
+  HEADERS_MAX_COUNT,
+  NAME_MAX_LENGTH,
+  RATE_LIMIT_MAX,
+  RATE_LIMIT_MIN,
+  URL_MAX_LENGTH,
+} from '../endpoint-rules.ts';
 import { GRACE_SECONDS_DEFAULT, GRACE_SECONDS_MAX } from '../secret-rotation.ts';
 import { DEFAULT_EVENT_TYPES, EVENT_TYPES, type EventType, typesOf } from '../subscriptions.ts';
 
@@ -37,7 +43,7 @@ const SignalTypes = Type.Union(
   ],
   { description: 'only signals of these types are delivered to it; null (the default): every type' },
 );
-const RateLimit = Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 10_000 }), Type.Null()], {
+const RateLimit = Type.Union([Type.Number({ minimum: RATE_LIMIT_MIN, maximum: RATE_LIMIT_MAX }), Type.Null()], {
   description:
     'deliveries per second at most (fractions allowed: 0.5 is one every 2 s); deliveries beyond it wait, none fails for it; null (the default): no limit',
 });

@@ -15,6 +15,7 @@ import {
   headersObject,
   NAME_MAX_LENGTH,
   nameProblem,
+  rateLimitProblem,
   urlProblem,
 } from '../endpoint-rules.ts';
 
@@ -55,13 +56,6 @@ function signalTypesProblem(text: string): string | undefined {
   const bad = types.find((t) => !SIGNAL_TYPE.test(t) || t.length > 100);
   if (bad) return `“${bad}” is not a signal type: lowercase letters, digits, “_”, “.” and “-”`;
   if (types.length > 50) return 'At most 50 signal types';
-  return undefined;
-}
-
-function rateProblem(text: string): string | undefined {
-  if (text.trim() === '') return undefined;
-  const n = Number(text);
-  if (!Number.isFinite(n) || n <= 0 || n > 10_000) return 'A number of deliveries per second above 0, at most 10000';
   return undefined;
 }
 
@@ -150,7 +144,7 @@ export function EndpointForm({
     headers: rows.map((r, i) => headerProblem(r, rows.slice(0, i))),
     events: events.length === 0 ? 'Choose at least one kind of event' : undefined,
     signalTypes: signalTypesProblem(signalTypes),
-    rate: rateProblem(rate),
+    rate: rateLimitProblem(rate),
   };
   // The server's refusal, shown on the field it concerns until that field changes.
   const server = error instanceof ApiError ? error : undefined;
