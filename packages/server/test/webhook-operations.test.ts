@@ -239,7 +239,10 @@ describe('failing-endpoint alerts (disable window 4 s, a signal every 100 ms)', 
       assert.equal(e.tenant_id, t.tenantId);
       assert.ok(e.console_url.endsWith(`/console/settings/integrations/webhooks/${bad.id}`), e.console_url);
       if (e.event_type === 'signal_created') assert.fail('the watcher subscribes to no signals');
-      assert.deepEqual([e.data.endpoint_id, e.data.name, e.data.url], [bad.id, 'SIEM', receiver.url(failing)]);
+      assert.deepEqual(
+        [e.data.endpoint_id, e.data.name, e.data.url],
+        [bad.id, 'SIEM', new URL(receiver.url(failing)).origin],
+      );
       if (e.event_type === 'endpoint.failing') {
         const since = Date.parse(e.data.failing_since);
         assert.equal(e.data.disable_at, new Date(since + 4000).toISOString());
@@ -356,6 +359,11 @@ describe('replay by filter', () => {
     const since = new Date(Date.now() - 1000).toISOString();
     await seedDeliveries(server, t.tenantId, e.id, 400);
     assert.equal((await replay(t.adminToken, e.id, { since, until: since })).status, 400);
+    // An until in the future is now: deliveries completed later never join the walk.
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    const capped = await replay(t.adminToken, e.id, { since, until: future, dry_run: true });
+    assert.equal(capped.status, 200, capped.text);
+    assert.ok(Date.parse(capped.json.until) <= Date.now(), `until ${capped.json.until} is not past now`);
     const started = await replay(t.adminToken, e.id, { since });
     assert.equal(started.status, 202, started.text);
     const twice = await replay(t.adminToken, e.id, { since });
@@ -365,6 +373,12 @@ describe('replay by filter', () => {
     const cancelled = await apiCall(server, 'POST', `/v1/webhooks/replays/${started.json.id}/cancel`, t.adminToken);
     assert.equal(cancelled.status, 200, cancelled.text);
     assert.equal(cancelled.json.state, 'cancelled');
+    const audited = await apiCall(server, 'GET', '/v1/audit?action=webhook_endpoint.replay_cancel', t.adminToken);
+    assert.deepEqual(
+      audited.json.entries.map((a: Loose) => a.target),
+      [started.json.id],
+      'the cancel is audited with the replay it stopped',
+    );
     await sleep(500);
     const after = receiver.hitsFor(p).length;
     await sleep(500);

@@ -44,6 +44,7 @@ export interface EndpointEventData {
   /** The endpoint the event is about (never the one receiving it). */
   endpoint_id: string;
   name: string;
+  /** The endpoint URL's origin (scheme, host and port): never its path or query. */
   url: string;
   /** When its current run of failed attempts began. */
   failing_since: string;

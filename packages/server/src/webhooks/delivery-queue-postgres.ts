@@ -200,9 +200,14 @@ const SQL_WRITE_OUTCOMES = `
   attempts as (
     insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
       response_excerpt, signature, traceparent)
-    select a.* from unnest($9::text[], $10::text[], $11::text[], $12::int[], $13::text[], $14::int[], $15::int[],
-      $16::text[], $17::text[], $26::text[], $27::text[]) as a(id, delivery_id, tenant_id, attempt, started_at,
-      duration_ms, status, error, response_excerpt, signature, traceparent)
+    select a.id, a.delivery_id, a.tenant_id, a.attempt, a.started_at, a.duration_ms, a.status, a.error,
+      case when x.erased_at is null then a.response_excerpt end, case when x.erased_at is null then a.signature end,
+      a.traceparent
+    from unnest($9::text[], $10::text[], $11::text[], $12::int[], $13::text[], $14::int[], $15::int[],
+      $16::text[], $17::text[], $26::text[], $27::text[], $28::text[]) as a(id, delivery_id, tenant_id, attempt,
+      started_at, duration_ms, status, error, response_excerpt, signature, traceparent, signal_id)
+    -- An attempt in flight while its signal's payload was erased keeps nothing of it.
+    left join lateral (select s.erased_at from signals s where s.id = a.signal_id) x on true
   ),
   streaks as (
     update webhook_endpoints e set failing_since = f.failing_since, failure_streak = f.failure_streak,
@@ -462,6 +467,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         excerpt: [] as (string | null)[],
         signature: [] as (string | null)[],
         traceparent: [] as (string | null)[],
+        signal: [] as string[],
       };
       for (const o of outcomes) {
         const endpointId = o.delivery.endpoint_id;
@@ -492,6 +498,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
           a.error.push(at.error);
           a.excerpt.push(at.responseExcerpt);
           a.signature.push(o.sent?.signature ?? null);
+          a.signal.push(o.delivery.signal_id);
           a.traceparent.push(o.sent?.traceparent ?? null);
         }
         if (endpoint) {
@@ -535,6 +542,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
             ...statsColumns(stats),
             a.signature,
             a.traceparent,
+            a.signal,
           ]),
         );
       }

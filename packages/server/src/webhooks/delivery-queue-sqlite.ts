@@ -410,10 +410,13 @@ function updateDelivery(sql: Statements, id: string, u: DeliveryUpdate): number 
   }
 }
 
+/** An attempt in flight while its signal's payload was erased keeps nothing of it (excerpt, signature). */
 function insertAttempt(sql: Statements, o: AttemptOutcome, a: AttemptRecord): void {
   sql.run(
     `insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
-       response_excerpt, signature, traceparent) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       response_excerpt, signature, traceparent)
+     select ?, ?, ?, ?, ?, ?, ?, ?, case when x.erased_at is null then ? end, case when x.erased_at is null then ? end, ?
+     from (select (select erased_at from signals where id = ?) as erased_at) x`,
     timeOrderedUuid(Date.parse(a.startedAt)),
     o.delivery.id,
     o.delivery.tenant_id,
@@ -425,5 +428,6 @@ function insertAttempt(sql: Statements, o: AttemptOutcome, a: AttemptRecord): vo
     a.responseExcerpt,
     o.sent?.signature ?? null,
     o.sent?.traceparent ?? null,
+    o.delivery.signal_id,
   );
 }

@@ -130,7 +130,7 @@ for (const engine of ENGINES) {
       queue.claim({ now, leaseMs: LEASE_MS, limit, perEndpoint, busy });
     const byEndpoint = (claimed: { delivery: { endpoint_id: string } }[]) =>
       claimed.map((c) => c.delivery.endpoint_id).sort();
-    const outcomeOf = (d: { id: string; endpoint_id: string; tenant_id: string }, attempt = 1): AttemptOutcome => ({
+    const outcomeOf = (d: AttemptOutcome['delivery'], attempt = 1): AttemptOutcome => ({
       delivery: d,
       attempt,
       startedAt: T0,
@@ -289,6 +289,22 @@ for (const engine of ENGINES) {
     });
 
     describe('recordOutcomes', () => {
+      it('keeps nothing of an erased payload from an attempt in flight during the erasure', async () => {
+        const s = signal('t1');
+        await enqueue(s, 'e1');
+        const [c] = await claim(T0);
+        // The payload is erased while the attempt is out (erasePayload fails only pending ones).
+        await db
+          .updateTable('signals')
+          .set({ erased_at: at(1).toISOString() })
+          .where('id', '=', s.id)
+          .execute();
+        const o = { ...outcomeOf(c.delivery), sent: { signature: 'sha256=abc', traceparent: null } };
+        await queue.recordOutcomes([o], (x) => retry(x, at(5000)));
+        const [attempt] = await db.selectFrom('webhook_attempts').selectAll().execute();
+        assert.deepEqual([attempt.status, attempt.response_excerpt, attempt.signature], [500, null, null]);
+      });
+
       it('writes each kind of decision to its delivery, with its attempt row, and releases the lease', async () => {
         await enqueue(signal('t1'));
         await enqueue(signal('t1'), 'e1');

@@ -63,7 +63,9 @@ function commonData(e: EventEndpoint, at: string, lastError: string): EndpointEv
     event_id: timeOrderedId('evt', Date.parse(at)),
     endpoint_id: e.id,
     name: e.name,
-    url: e.url,
+    // Its origin only: the event goes to the tenant's other receivers (third parties), and a
+    // path or query may hold a credential (chat webhooks put their token there).
+    url: new URL(e.url).origin,
     failing_since: e.failing_since ?? at,
     failure_streak: e.failure_streak,
     last_error: lastError,

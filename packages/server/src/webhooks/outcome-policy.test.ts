@@ -25,7 +25,7 @@ const NEVER = () => assert.fail('randomness was not needed here');
 
 function outcome(result: AttemptResult, attempt = 1): AttemptOutcome {
   return {
-    delivery: { id: 'd1', endpoint_id: 'e1', tenant_id: 't1' },
+    delivery: { id: 'd1', endpoint_id: 'e1', tenant_id: 't1', signal_id: 's1' },
     attempt,
     startedAt: STARTED,
     durationMs: 42,

@@ -27,7 +27,7 @@ export type AttemptResult =
 
 /** One attempt (or abandoned delivery), waiting to be recorded. */
 export interface AttemptOutcome {
-  delivery: { id: string; endpoint_id: string; tenant_id: string };
+  delivery: { id: string; endpoint_id: string; tenant_id: string; signal_id: string };
   /** The attempt's number: the delivery's attempts so far + 1. */
   attempt: number;
   startedAt: Date;

@@ -4,6 +4,8 @@
 // Kysely: none of this is on a hot path.
 
 import { sql } from 'kysely';
+import { audit } from '../audit/index.ts';
+import type { UserPrincipal } from '../auth/index.ts';
 import { type Db, engineOf, type WebhookReplayTable } from '../db/index.ts';
 
 export type ReplayStatus = 'failed' | 'succeeded';
@@ -45,8 +47,18 @@ export class ReplaysRepository {
   }
 
   /** Inserts a running replay; throws a unique violation when the endpoint already runs one. */
-  async insert(row: WebhookReplayTable): Promise<void> {
-    await this.#db.insertInto('webhook_replays').values(row).execute();
+  /** Starts a replay, audited in the same transaction (a running replay is never unaudited). */
+  async insert(row: WebhookReplayTable, by: UserPrincipal): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await trx.insertInto('webhook_replays').values(row).execute();
+      await audit(
+        { db: trx, now: () => new Date(row.created_at) },
+        by,
+        'webhook_endpoint.replay',
+        row.id,
+        row.tenant_id,
+      );
+    });
   }
 
   async find(tenantId: string, id: string): Promise<WebhookReplayTable | undefined> {
@@ -83,15 +95,20 @@ export class ReplaysRepository {
   }
 
   /** Stops a running replay; false when it was not running. */
-  async cancel(tenantId: string, id: string, at: string): Promise<boolean> {
-    const r = await this.#db
-      .updateTable('webhook_replays')
-      .set({ state: 'cancelled', finished_at: at })
-      .where('id', '=', id)
-      .where('tenant_id', '=', tenantId)
-      .where('state', '=', 'running')
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+  /** Cancels a running replay, audited in the same transaction; false when it was not running. */
+  async cancel(tenantId: string, id: string, at: string, by: UserPrincipal): Promise<boolean> {
+    return this.#db.transaction().execute(async (trx) => {
+      const r = await trx
+        .updateTable('webhook_replays')
+        .set({ state: 'cancelled', finished_at: at })
+        .where('id', '=', id)
+        .where('tenant_id', '=', tenantId)
+        .where('state', '=', 'running')
+        .executeTakeFirst();
+      if (Number(r.numUpdatedRows) === 0) return false;
+      await audit({ db: trx, now: () => new Date(at) }, by, 'webhook_endpoint.replay_cancel', id, tenantId);
+      return true;
+    });
   }
 
   /** Ids of the running replays (of every tenant). */

@@ -2,7 +2,6 @@
 // time), which the feeder re-queues at a bounded rate; its progress is read back and it can
 // be cancelled. Starting and cancelling are audited.
 
-import { audit } from '../../audit/index.ts';
 import type { TenantUser } from '../../auth/index.ts';
 import { ApiError, badRequest, isUniqueViolation, notFound } from '../../errors.ts';
 import { timeOrderedId } from '../../ids.ts';
@@ -20,9 +19,12 @@ export async function startReplay(ctx: WebhookContext, user: TenantUser, endpoin
   const endpoint = await findEndpoint(ctx, user.tenantId, endpointId);
   const now = ctx.now();
   const since = new Date(body.since);
-  const until = body.until === undefined ? now : new Date(body.until);
-  if (Number.isNaN(since.getTime()) || Number.isNaN(until.getTime()))
+  // Never past now: deliveries completed later would join the walk as it goes (sent twice,
+  // and a replay that never ends).
+  const asked = body.until === undefined ? now : new Date(body.until);
+  if (Number.isNaN(since.getTime()) || Number.isNaN(asked.getTime()))
     throw badRequest('since and until must be RFC 3339 times', 'invalid_range');
+  const until = new Date(Math.min(asked.getTime(), now.getTime()));
   if (since >= until) throw badRequest('since must be before until', 'invalid_range');
   const filter = {
     endpointId: endpoint.id,
@@ -36,30 +38,32 @@ export async function startReplay(ctx: WebhookContext, user: TenantUser, endpoin
   if (endpoint.enabled !== 1) throw badRequest('the endpoint is disabled: enable it first', 'endpoint_disabled');
   const id = timeOrderedId('rp', now.getTime());
   try {
-    await ctx.replays.insert({
-      id,
-      tenant_id: user.tenantId,
-      endpoint_id: endpoint.id,
-      requested_by: user.userId,
-      status: body.status ?? null,
-      since: filter.since,
-      until: filter.until,
-      state: 'running',
-      total: count,
-      queued: 0,
-      cursor_at: null,
-      cursor_id: null,
-      fed_at: null,
-      created_at: now.toISOString(),
-      finished_at: null,
-      error: null,
-    });
+    await ctx.replays.insert(
+      {
+        id,
+        tenant_id: user.tenantId,
+        endpoint_id: endpoint.id,
+        requested_by: user.userId,
+        status: body.status ?? null,
+        since: filter.since,
+        until: filter.until,
+        state: 'running',
+        total: count,
+        queued: 0,
+        cursor_at: null,
+        cursor_id: null,
+        fed_at: null,
+        created_at: now.toISOString(),
+        finished_at: null,
+        error: null,
+      },
+      user,
+    );
   } catch (error) {
     if (isUniqueViolation(error))
       throw new ApiError(409, 'replay_running', 'a replay of this endpoint is running: wait for it or cancel it');
     throw error;
   }
-  await audit(ctx, user, 'webhook_endpoint.replay', id, user.tenantId);
   ctx.wakeReplays();
   return { code: 202, body: await view(ctx, user.tenantId, id) };
 }
@@ -78,8 +82,7 @@ export function showReplay(ctx: WebhookContext, user: TenantUser, id: string): P
 export async function cancelReplay(ctx: WebhookContext, user: TenantUser, id: string): Promise<ReplayView> {
   const r = await ctx.replays.find(user.tenantId, id);
   if (!r) throw notFound('replay');
-  if (!(await ctx.replays.cancel(user.tenantId, id, ctx.now().toISOString())))
+  if (!(await ctx.replays.cancel(user.tenantId, id, ctx.now().toISOString(), user)))
     throw new ApiError(409, 'replay_not_running', `the replay is ${r.state} already`);
-  await audit(ctx, user, 'webhook_endpoint.replay_cancel', id, user.tenantId);
   return view(ctx, user.tenantId, id);
 }
