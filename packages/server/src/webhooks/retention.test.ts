@@ -193,6 +193,27 @@ describe('delivery retention', () => {
       assert.equal((await db.selectFrom('signals').select('id').execute()).length, 20, 'signals stay');
     });
 
+    it('charges its budget only for batches that deleted rows: many endpoints with nothing to delete use up no run', async () => {
+      // Twenty more endpoints of t1 (sorted first), none with a delivery: 40 empty looks, free.
+      const endpoint = await db
+        .selectFrom('webhook_endpoints')
+        .selectAll()
+        .where('id', '=', 'e1')
+        .executeTakeFirstOrThrow();
+      await db
+        .insertInto('webhook_endpoints')
+        .values(Array.from({ length: 20 }, (_, i) => ({ ...endpoint, id: `e1_${String(i).padStart(2, '0')}` })))
+        .execute();
+      // Pass 1 (past 90 days) and three tenants with a shorter retention: 2 batches each.
+      await pruneDeliveries(db, NOW, POLICY, { batchRows: 100, maxBatches: 8 });
+      assert.deepEqual(await kept(), {
+        t1: { deliveries: [5, 10], attempts: [5, 10] },
+        t2: { deliveries: [5], attempts: [5] },
+        t3: { deliveries: [5, 10, 40], attempts: [5, 10, 40] },
+        t4: { deliveries: [5, 10, 40, 70], attempts: [5, 10, 40, 70] },
+      });
+    });
+
     it('keeps pending deliveries and deliveries completed within the tenant’s window, whatever their age', async () => {
       const pending = await delivery(ago(20), 'pending', undefined, 't2');
       const redelivered = await delivery(ago(20), 'succeeded', ago(1), 't2');

@@ -61,7 +61,7 @@ export async function pruneDeliveries(
 ): Promise<RetentionResult> {
   const batch = options.batchRows ?? BATCH_ROWS;
   const budget = { batches: options.maxBatches ?? MAX_BATCHES };
-  const tenants = await db.selectFrom('tenants').select(['id', 'delivery_retention_days']).execute();
+  const tenants = await db.selectFrom('tenants').select(['id', 'delivery_retention_days']).orderBy('id').execute();
   const retentionMs = (chosen: number | null | undefined) =>
     typeof policy === 'number' ? policy : effectiveRetentionDays(chosen, policy) * DAY_MS;
   const byTenant = tenants.map((t) => ({ id: t.id, ms: retentionMs(t.delivery_retention_days) }));
@@ -167,7 +167,9 @@ async function pruneTenantBefore(db: Db, tenantId: string, cutoff: Date, batch: 
 /**
  * Runs `deleteBatch` (one DELETE of at most `batch` rows, returning how many) until it deletes
  * fewer than a batch or the budget of batches runs out, letting requests in between; returns
- * the rows deleted.
+ * the rows deleted. Only a batch that deleted something costs budget: looking at an endpoint
+ * with nothing to delete is an index probe, and charging it would let a tenant with many
+ * endpoints use up a run before the tenants after it were looked at.
  */
 async function deleteInBatches(
   deleteBatch: () => Promise<{ numDeletedRows: bigint }>,
@@ -175,8 +177,10 @@ async function deleteInBatches(
   budget: { batches: number },
 ): Promise<number> {
   let total = 0;
-  while (budget.batches-- > 0) {
+  while (budget.batches > 0) {
     const n = Number((await deleteBatch()).numDeletedRows);
+    if (n === 0) break;
+    budget.batches--;
     total += n;
     if (n < batch) break;
     await yieldToRequests();
