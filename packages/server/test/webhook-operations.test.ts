@@ -137,7 +137,7 @@ describe('per-endpoint rate limit', () => {
   });
   after(() => server?.close());
 
-  it('holds deliveries to the limit at the receiver; the excess waits and none fails; other endpoints are not slowed', async () => {
+  it('holds attempts to the limit; the excess waits and none fails; other endpoints are not slowed', async () => {
     const t = await newTenant(server);
     const limited = path('limited');
     const free = path('free');
@@ -149,22 +149,27 @@ describe('per-endpoint rate limit', () => {
     await Promise.all(Array.from({ length: n }, () => createSignal(server, t.agentKey)));
     const freeHits = await receiver.waitForHits(free, n, 5000);
     assert.ok(freeHits[n - 1].at - t0 < 2000, 'the endpoint without a limit gets everything at once');
-    const hits = await receiver.waitForHits(limited, n, 15_000);
-    const times = hits.map((h) => h.at);
-    let maxPerSecond = 0;
-    for (let i = 0, j = 0; i < times.length; i++) {
-      while (times[i] - times[j] >= 1000) j++;
-      maxPerSecond = Math.max(maxPerSecond, i - j + 1);
-    }
-    // rate + its burst (1 at 10/s) + 1 for the receiver's timing of arrivals.
-    assert.ok(maxPerSecond <= rate + 2, `${maxPerSecond} deliveries within one second at ${rate}/s`);
-    const spanS = (times[n - 1] - times[0]) / 1000;
-    assert.ok(spanS >= ((n - 1 - rate / 10) / rate) * 0.9, `${n} deliveries within ${spanS} s`);
+    await receiver.waitForHits(limited, n, 15_000);
     let list: Loose[] = [];
     await waitFor(async () => {
       list = await listDeliveries(server, t.adminToken, e.id);
       return list.every((d) => d.status !== 'pending');
     }, 'every outcome recorded');
+    // The limit is on when attempts start: read their start times as the server recorded them
+    // (arrivals at the receiver can bunch when a loaded machine delays sockets, not claims).
+    const details = await Promise.all(
+      list.map((d) => apiCall(server, 'GET', `/v1/webhooks/deliveries/${d.id}`, t.adminToken)),
+    );
+    const times = details.map((d) => Date.parse(d.json.attempt_log[0].started_at)).sort((a, b) => a - b);
+    let maxPerSecond = 0;
+    for (let i = 0, j = 0; i < times.length; i++) {
+      while (times[i] - times[j] >= 1000) j++;
+      maxPerSecond = Math.max(maxPerSecond, i - j + 1);
+    }
+    // At most the rate plus its burst (1 at 10/s) within any second.
+    assert.ok(maxPerSecond <= rate + 1, `${maxPerSecond} attempts started within one second at ${rate}/s`);
+    const spanS = (times[n - 1] - times[0]) / 1000;
+    assert.ok(spanS >= ((n - 1 - rate / 10) / rate) * 0.9, `${n} deliveries within ${spanS} s`);
     assert.equal(list.filter((d) => d.status === 'succeeded' && d.attempts === 1).length, n, 'none failed or retried');
   });
 

@@ -44,7 +44,7 @@ import type {
 import { type AttemptCounts, countAttempt, healthAfter, lastErrorOf } from './endpoint-health.ts';
 import { type Announcement, announce, type EventEndpoint, noteAnnouncement } from './operational-events.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
-import { advance, allowance, EarliestWake, nextAllowedMs } from './rate-limit.ts';
+import { advance, allowance, nextAllowedMs, RateWakeups } from './rate-limit.ts';
 import { EVENT_BITS, eventBitOf } from './subscriptions.ts';
 
 /** The channel enqueue notifies and `watch` listens on. */
@@ -104,11 +104,13 @@ const SQL_LOCK_DUE_ENDPOINTS = `
       (select min(x.lease_until) from webhook_deliveries x
         where x.endpoint_id = e.id and x.state = 'delivering' and x.lease_until < $1)) as oldest
     from webhook_endpoints e
-    where e.rate_limit is null or coalesce(
-      (select r.tat_ms from webhook_endpoint_rates r where r.endpoint_id = e.id), 0)
-      <= $3::bigint + (greatest(1, floor(e.rate_limit / 10)) - 1) * 1000.0 / e.rate_limit + 1
   ),
-  ordered as materialized (select id, oldest from due where oldest is not null order by oldest)
+  ordered as materialized (
+    select d.id, d.oldest from due d join webhook_endpoints e on e.id = d.id
+    where d.oldest is not null and (e.rate_limit is null or coalesce(
+      (select r.tat_ms from webhook_endpoint_rates r where r.endpoint_id = e.id), 0)
+      <= $3::bigint + (greatest(1, floor(e.rate_limit / 10)) - 1) * 1000.0 / e.rate_limit + 1)
+    order by d.oldest)
   select o.id, pg_try_advisory_xact_lock(${CLAIM_LOCK_CLASS}, hashtext(o.id)) as taken,
     (select e.rate_limit from webhook_endpoints e where e.id = o.id) as rate_limit
   from ordered o limit $2`;
@@ -268,7 +270,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
   private onWork: (() => void) | undefined;
   private lookAgain: NodeJS.Timeout | undefined;
   /** Wakes the worker when a rate-limited endpoint may send again. */
-  private readonly rateWake = new EarliestWake();
+  private readonly rateWake = new RateWakeups();
 
   private lookAgainSoon(): void {
     if (this.lookAgain || !this.onWork) return;
@@ -393,19 +395,18 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     const started = new Map<string, number>();
     for (const r of rows) started.set(r.endpoint_id, (started.get(r.endpoint_id) ?? 0) + 1);
     const save = { id: [] as string[], tat: [] as number[] };
-    let next = Number.POSITIVE_INFINITY;
     for (const [id, rate] of limited) {
       const n = started.get(id) ?? 0;
-      const tat = n > 0 ? advance(rate, tats.get(id) ?? 0, nowMs, n) : (tats.get(id) ?? 0);
+      const tat = n > 0 ? Math.ceil(advance(rate, tats.get(id) ?? 0, nowMs, n)) : (tats.get(id) ?? 0);
       if (n > 0) {
         save.id.push(id);
-        save.tat.push(Math.ceil(tat));
+        save.tat.push(tat);
       }
-      // Held back by its limit (it may have more due): look again when the next may go.
-      if (n >= allow[ids.indexOf(id)]) next = Math.min(next, nextAllowedMs(rate, tat));
+      // It sent, or its limit held it back (it may have more due): until its next moment the
+      // claim leaves it out, so look again then.
+      if (n > 0 || n >= allow[ids.indexOf(id)]) this.rateWake.at(nextAllowedMs(rate, tat), nowMs);
     }
     if (save.id.length > 0) await client.query(q('guard_save_rates', SQL_SAVE_RATES, [save.id, save.tat]));
-    if (next !== Number.POSITIVE_INFINITY) this.rateWake.at(next, nowMs);
   }
 
   async releaseAllLeases(): Promise<number> {

@@ -34,7 +34,7 @@ import type {
   EndpointHealth,
   OutcomeDecision,
 } from './outcome-policy.ts';
-import { advance, allowance, EarliestWake, nextAllowedMs } from './rate-limit.ts';
+import { advance, allowance, nextAllowedMs, RateWakeups } from './rate-limit.ts';
 import { EVENT_BITS, eventBitOf } from './subscriptions.ts';
 
 /**
@@ -100,7 +100,7 @@ const SQL_EVENT_ENDPOINT =
 export class SqliteDeliveryQueue implements DeliveryQueue {
   private readonly db: Db;
   /** Wakes the worker when a rate-limited endpoint may send again. */
-  private readonly rateWake = new EarliestWake();
+  private readonly rateWake = new RateWakeups();
 
   constructor(db: Db) {
     this.db = db;
@@ -172,7 +172,11 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
       }
       for (const [endpointId, { rate, tat }] of allowed) {
         const n = taking.get(endpointId) ?? 0;
-        if (n > 0) sql.run(SQL_SAVE_RATE, endpointId, Math.ceil(advance(rate, tat, nowMs, n)));
+        if (n === 0) continue;
+        const next = Math.ceil(advance(rate, tat, nowMs, n));
+        sql.run(SQL_SAVE_RATE, endpointId, next);
+        // Until then the claim leaves it out: look again when it may send (it may have more due).
+        this.rateWake.at(nextAllowedMs(rate, next), nowMs);
       }
       if (limitedUntil !== Number.POSITIVE_INFINITY) this.rateWake.at(limitedUntil, nowMs);
       return claimed;

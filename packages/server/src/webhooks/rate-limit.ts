@@ -31,15 +31,18 @@ export function nextAllowedMs(rate: number, tatMs: number): number {
 }
 
 /**
- * One timer for a queue's rate-limited endpoints: calls `wake` once at the earliest moment
- * asked for (an endpoint held back by its limit may send again then). A later moment than
- * the one already set changes nothing.
+ * Wake-ups for a queue's rate-limited endpoints: calls `wake` at each moment asked for (an
+ * endpoint that sent, or was held back, may send again then), earliest first, with one timer.
+ * Needed because the claim leaves an endpoint its limit holds back out altogether: nothing
+ * else would look at it again before the worker's next poll.
  */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-export class EarliestWake {
+export class RateWakeups {
   private timer: NodeJS.Timeout | undefined;
-  private atMs = Number.POSITIVE_INFINITY;
+  /** When the timer fires (Date.now() ms), and the moments still to come after it. */
+  private armedAt = Number.POSITIVE_INFINITY;
+  private readonly moments = new Set<number>();
   private wake: (() => void) | undefined;
 
   /** Starts (with the queue's watcher) or stops (undefined) waking. */
@@ -48,25 +51,39 @@ export class EarliestWake {
     if (!wake) this.clear();
   }
 
+  /** Wake at `ms` on the caller's clock, whose now is `nowMs`. */
   at(ms: number, nowMs: number): void {
-    if (!this.wake || ms >= this.atMs) return;
+    if (!this.wake) return;
+    const due = Date.now() + Math.max(1, Math.ceil(ms - nowMs));
+    this.moments.add(due);
+    if (due < this.armedAt) this.arm(due);
+  }
+
+  private arm(due: number): void {
     if (this.timer) clearTimeout(this.timer);
-    this.atMs = ms;
-    this.timer = setTimeout(
-      () => {
-        this.timer = undefined;
-        this.atMs = Number.POSITIVE_INFINITY;
-        this.wake?.();
-      },
-      // setTimeout takes at most 2^31 − 1 ms (a longer delay fires at once): wake then and look again.
-      Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(ms - nowMs))),
-    );
+    this.armedAt = due;
+    // setTimeout takes at most 2^31 − 1 ms (a longer delay fires at once): wake then and look again.
+    this.timer = setTimeout(() => this.fire(), Math.min(MAX_TIMER_MS, Math.max(1, due - Date.now())));
     this.timer.unref();
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    this.armedAt = Number.POSITIVE_INFINITY;
+    const now = Date.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const m of this.moments) {
+      if (m <= now) this.moments.delete(m);
+      else next = Math.min(next, m);
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.arm(next);
+    this.wake?.();
   }
 
   clear(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.atMs = Number.POSITIVE_INFINITY;
+    this.armedAt = Number.POSITIVE_INFINITY;
+    this.moments.clear();
   }
 }
