@@ -2,7 +2,14 @@
 // deliveries (outbox), claiming and recording outcomes belong to the delivery machinery
 // (signals/outbox.ts, worker.ts).
 
-import type { Db, DeliveryState, SignalTable, WebhookAttemptTable, WebhookDeliveryTable } from '../db/index.ts';
+import {
+  type Db,
+  type DeliveryState,
+  engineOf,
+  type SignalTable,
+  type WebhookAttemptTable,
+  type WebhookDeliveryTable,
+} from '../db/index.ts';
 import { beforeFilter, type PageRequest } from '../pagination.ts';
 import { type DeliveryStatus, statusCondition } from './delivery-status.ts';
 
@@ -124,6 +131,26 @@ export class DeliveriesRepository {
   }
 
   /** In the order they started. */
+  /**
+   * The delivery with its attempts, read from one snapshot: its state and its attempt log
+   * always agree (read apart, an outcome committed between the two reads showed a delivery
+   * still `delivering` beside the attempt that ended it).
+   */
+  async findWithAttempts(
+    tenantId: string,
+    id: string,
+  ): Promise<{ delivery: WebhookDeliveryTable; attempts: AttemptRecord[] } | undefined> {
+    const read = async (db: Db) => {
+      const delivery = await new DeliveriesRepository(db).find(tenantId, id);
+      return delivery && { delivery, attempts: await new DeliveriesRepository(db).attempts(tenantId, id) };
+    };
+    // SQLite: one connection, and a transaction is a snapshot; PostgreSQL: repeatable read.
+    const tx = this.#db.transaction();
+    return (engineOf(this.#db) === 'postgres' ? tx.setIsolationLevel('repeatable read') : tx).execute((trx) =>
+      read(trx as Db),
+    );
+  }
+
   async attempts(tenantId: string, deliveryId: string): Promise<AttemptRecord[]> {
     return this.#db
       .selectFrom('webhook_attempts')

@@ -31,9 +31,9 @@ export async function listDeliveries(ctx: WebhookContext, user: TenantUser, endp
 }
 
 export async function showDelivery(ctx: WebhookContext, user: TenantUser, id: string) {
-  const d = await findDelivery(ctx, user.tenantId, id);
-  const attempts = await ctx.deliveries.attempts(user.tenantId, d.id);
-  return { ...deliveryView(d), attempt_log: attempts };
+  const found = await ctx.deliveries.findWithAttempts(user.tenantId, id);
+  if (!found) throw notFound('delivery');
+  return { ...deliveryView(found.delivery), attempt_log: found.attempts };
 }
 
 export async function redeliver(ctx: WebhookContext, user: TenantUser, id: string): Promise<DeliveryView> {
