@@ -3,12 +3,12 @@
 // unit for `guard-agent daemon`, a logrotate rule that writes exactly the agent.log.<N>.gz
 // segments collect reads, and a man page per command.
 
-import { chmod, copyFile, mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AGENT_SEA, ensureAgentSea } from './agent-sea.ts';
 import { buildOnce, sourceHash } from './cache.ts';
 import { copyright } from './copyright.ts';
-import { buildDeb, COMPRESSION, type DebSpec, type Flavour, writeDocs, writeGzip } from './deb.ts';
+import { buildDeb, COMPRESSION, type DebSpec, type Flavour, install, stageManPages, writeDocs } from './deb.ts';
 import { DIST, PACKAGING, ROOT, releaseVersion } from './paths.ts';
 
 const SRC = join(PACKAGING, 'agent');
@@ -20,22 +20,6 @@ const SRC = join(PACKAGING, 'agent');
  */
 export function agentDebPath(flavour: Flavour = 'release', version = releaseVersion()): string {
   return join(DIST, ...(flavour === 'test' ? ['.test'] : []), `guard-agent_${version}_amd64.deb`);
-}
-
-/** Copies the man pages of `dir` into the stage, version filled in, gzipped. */
-export async function stageManPages(dir: string, stage: string, version: string): Promise<void> {
-  const man1 = join(stage, 'usr', 'share', 'man', 'man1');
-  await mkdir(man1, { recursive: true });
-  for (const page of (await readdir(dir)).filter((n) => n.endsWith('.1'))) {
-    const text = (await readFile(join(dir, page), 'utf8')).replaceAll('@VERSION@', version);
-    await writeGzip(join(man1, `${page}.gz`), text);
-  }
-}
-
-async function install(from: string, to: string, mode: number): Promise<void> {
-  await mkdir(join(to, '..'), { recursive: true });
-  await copyFile(from, to);
-  await chmod(to, mode);
 }
 
 /** Stages the package tree and builds the .deb into `out` (version may differ for an upgrade test). */

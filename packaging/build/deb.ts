@@ -6,7 +6,7 @@
 
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { ROOT } from './paths.ts';
@@ -71,6 +71,23 @@ function commitEpoch(): string {
 export async function writeGzip(path: string, text: string | Buffer, mode = 0o644): Promise<void> {
   await writeFile(path, gzipSync(text, { level: 9 }));
   await chmod(path, mode);
+}
+
+/** Copies the man pages of `dir` into the stage, version filled in, gzipped. */
+export async function stageManPages(dir: string, stage: string, version: string): Promise<void> {
+  const man1 = join(stage, 'usr', 'share', 'man', 'man1');
+  await mkdir(man1, { recursive: true });
+  for (const page of (await readdir(dir)).filter((n) => n.endsWith('.1'))) {
+    const text = (await readFile(join(dir, page), 'utf8')).replaceAll('@VERSION@', version);
+    await writeGzip(join(man1, `${page}.gz`), text);
+  }
+}
+
+/** Copies `from` to `to` in the stage (parents made) with `mode`. */
+export async function install(from: string, to: string, mode: number): Promise<void> {
+  await mkdir(join(to, '..'), { recursive: true });
+  await copyFile(from, to);
+  await chmod(to, mode);
 }
 
 export async function writeDocs(spec: DebSpec, copyright: string): Promise<void> {

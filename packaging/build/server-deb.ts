@@ -16,12 +16,11 @@
 
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, copyFile, cp, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { stageManPages } from './agent-deb.ts';
 import { buildOnce, sourceHash } from './cache.ts';
 import { copyright } from './copyright.ts';
-import { buildDeb, COMPRESSION, type DebSpec, type Flavour, writeDocs } from './deb.ts';
+import { buildDeb, COMPRESSION, type DebSpec, type Flavour, install, stageManPages, writeDocs } from './deb.ts';
 import { DIST, NODE_BIN, nodeVersion, PACKAGING, ROOT, releaseVersion } from './paths.ts';
 
 const SRC = join(PACKAGING, 'server');
@@ -102,12 +101,6 @@ async function pruneModules(dir: string): Promise<void> {
     } else if (DEV_ONLY_FILE.test(e.name)) await rm(p);
     else await chmod(p, 0o644);
   }
-}
-
-async function install(from: string, to: string, mode: number): Promise<void> {
-  await mkdir(join(to, '..'), { recursive: true });
-  await copyFile(from, to);
-  await chmod(to, mode);
 }
 
 export async function buildServerDeb(
