@@ -27,6 +27,7 @@ import {
   spawnGuard,
   startReceiver,
 } from '../../../bench/lib-tls.ts';
+import { assertOneIdPerPair, waitForEveryPair } from './at-least-once.ts';
 
 const SIGNALS = 5_000;
 const CREATE_CONCURRENCY = 32;
@@ -140,50 +141,21 @@ describe('webhook delivery across a SIGKILL of the real guard-server', () => {
 
       // Wait (bounded) for every pair of every signal that exists: the acknowledged ones, and
       // any cut-off one that the receiver has shown to exist.
-      const missing = (): number => {
-        let n = 0;
-        const signals = new Set(known);
-        for (const r of receipts) if (r.signalId) signals.add(r.signalId);
-        for (const s of signals) for (const p of PATHS) if (!pairsSeen.has(`${s} ${p}`)) n++;
-        return n;
-      };
-      const recoveryDeadline = performance.now() + RECOVERY_MAX_MS;
-      let left = missing();
-      while (left > 0 && performance.now() < recoveryDeadline) {
-        await sleep(50);
-        left = missing();
-      }
+      const left = await waitForEveryPair(receipts, known, PATHS, RECOVERY_MAX_MS, 50);
       const recoveredMs = performance.now() - killedAt;
       assert.equal(left, 0, `${left} (signal, endpoint) pairs never arrived within ${RECOVERY_MAX_MS} ms of the kill`);
       await sleep(300); // let stragglers (late duplicates) land before the analysis
       await (server as GuardProcess).stop('SIGTERM');
 
       // Analysis: pairs ↔ Guard-Delivery must be a bijection.
-      const deliveryOfPair = new Map<string, Set<string>>();
-      const pairOfDelivery = new Map<string, Set<string>>();
-      for (const r of receipts) {
-        assert.ok(PATHS.includes(r.path as (typeof PATHS)[number]), `unexpected path ${r.path}`);
-        assert.match(r.signalId, /^sig_/, 'every body is an envelope with a signal id');
-        assert.match(r.delivery, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-        const pair = `${r.signalId} ${r.path}`;
-        if (!deliveryOfPair.has(pair)) deliveryOfPair.set(pair, new Set());
-        deliveryOfPair.get(pair)?.add(r.delivery);
-        if (!pairOfDelivery.has(r.delivery)) pairOfDelivery.set(r.delivery, new Set());
-        pairOfDelivery.get(r.delivery)?.add(pair);
-      }
-      for (const s of known)
-        for (const p of PATHS) assert.ok(deliveryOfPair.has(`${s} ${p}`), `pair ${s} ${p} never arrived`);
-      const splitPairs = [...deliveryOfPair].filter(([, ids]) => ids.size !== 1);
-      assert.deepEqual(splitPairs.slice(0, 5), [], 'a pair arrived under more than one Guard-Delivery');
-      const sharedIds = [...pairOfDelivery].filter(([, pairs]) => pairs.size !== 1);
-      assert.deepEqual(sharedIds.slice(0, 5), [], 'a Guard-Delivery was used for more than one pair');
-      const orphans = [...new Set(receipts.map((r) => r.signalId))].filter((s) => !known.has(s));
-      assert.ok(orphans.length <= cutOff, `${orphans.length} unacknowledged signals but only ${cutOff} cut-off POSTs`);
-      assert.equal(deliveryOfPair.size, (known.size + orphans.length) * PATHS.length);
-      const duplicates = receipts.length - deliveryOfPair.size;
-      const counts = new Map<string, number>();
-      for (const r of receipts) counts.set(r.delivery, (counts.get(r.delivery) ?? 0) + 1);
-      const duplicatedPairs = [...counts.values()].filter((n) => n > 1).length;
+      const { pairs, orphans, duplicates, duplicatedPairs, counts } = assertOneIdPerPair(
+        receipts,
+        known,
+        PATHS,
+        cutOff,
+        /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
+      );
+      assert.equal(pairs, (known.size + orphans) * PATHS.length);
 
       // Signatures: a sample (duplicates first, then random others) verifies with the SDK.
       const sample = receipts.filter((r) => (counts.get(r.delivery) ?? 0) > 1).slice(0, SIGNATURE_SAMPLE / 2);
@@ -200,10 +172,10 @@ describe('webhook delivery across a SIGKILL of the real guard-server', () => {
       }
 
       const facts = [
-        `signals acknowledged: ${known.size} (${createdAtKill} before the kill, created in ${Math.round(createMs)} ms); POSTs cut off by the kill: ${cutOff}; unacknowledged signals that exist and were delivered: ${orphans.length}`,
+        `signals acknowledged: ${known.size} (${createdAtKill} before the kill, created in ${Math.round(createMs)} ms); POSTs cut off by the kill: ${cutOff}; unacknowledged signals that exist and were delivered: ${orphans}`,
         `killed after ${KILL_AT} of ${PAIRS} pairs had arrived; restart to /healthz: ${Math.round(restartMs)} ms`,
         `recovery (SIGKILL → every pair arrived): ${Math.round(recoveredMs)} ms`,
-        `receipts: ${receipts.length}; distinct pairs: ${deliveryOfPair.size}; duplicates: ${duplicates} (over ${duplicatedPairs} pairs), all with their pair's Guard-Delivery`,
+        `receipts: ${receipts.length}; distinct pairs: ${pairs}; duplicates: ${duplicates} (over ${duplicatedPairs} pairs), all with their pair's Guard-Delivery`,
         `signatures verified with @guard/webhooks: ${sample.length}`,
       ];
       for (const f of facts) t.diagnostic(f);

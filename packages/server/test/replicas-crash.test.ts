@@ -28,6 +28,7 @@ import {
   spawnGuard,
   startReceiver,
 } from '../../../bench/lib-tls.ts';
+import { assertOneIdPerPair, waitForEveryPair } from './at-least-once.ts';
 import { databaseArgs, dropTestDatabase, ON_POSTGRES } from './test-database.ts';
 
 const REPLICAS = 3;
@@ -191,19 +192,7 @@ describe('three replicas on one PostgreSQL, one killed and one restarted mid-run
       const createMs = performance.now() - created;
       assert.equal(known.size, SIGNALS);
 
-      const missing = (): number => {
-        let n = 0;
-        const signals = new Set(known);
-        for (const r of receipts) if (r.signalId) signals.add(r.signalId);
-        for (const s of signals) for (const p of PATHS) if (!pairsSeen.has(`${s} ${p}`)) n++;
-        return n;
-      };
-      const deadline = performance.now() + RECOVERY_MAX_MS;
-      let left = missing();
-      while (left > 0 && performance.now() < deadline) {
-        await sleep(100);
-        left = missing();
-      }
+      const left = await waitForEveryPair(receipts, known, PATHS, RECOVERY_MAX_MS, 100);
       await Promise.all(events);
       assert.ok(killedAt > 0, 'the kill happened');
       assert.ok(restartMs > 0, 'the restart happened');
@@ -211,39 +200,23 @@ describe('three replicas on one PostgreSQL, one killed and one restarted mid-run
       assert.equal(left, 0, `${left} (signal, endpoint) pairs never arrived within ${RECOVERY_MAX_MS} ms`);
       await sleep(300); // late duplicates land before the analysis
 
-      const deliveryOfPair = new Map<string, Set<string>>();
-      const pairOfDelivery = new Map<string, Set<string>>();
-      for (const r of receipts) {
-        assert.ok(PATHS.includes(r.path as (typeof PATHS)[number]), `unexpected path ${r.path}`);
-        assert.match(r.delivery, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-        const pair = `${r.signalId} ${r.path}`;
-        if (!deliveryOfPair.has(pair)) deliveryOfPair.set(pair, new Set());
-        deliveryOfPair.get(pair)?.add(r.delivery);
-        if (!pairOfDelivery.has(r.delivery)) pairOfDelivery.set(r.delivery, new Set());
-        pairOfDelivery.get(r.delivery)?.add(pair);
-      }
-      for (const s of known)
-        for (const p of PATHS) assert.ok(deliveryOfPair.has(`${s} ${p}`), `pair ${s} ${p} never arrived`);
-      const split = [...deliveryOfPair].filter(([, ids]) => ids.size !== 1);
-      assert.deepEqual(split.slice(0, 5), [], 'a pair arrived under more than one Guard-Delivery');
-      const shared = [...pairOfDelivery].filter(([, pairs]) => pairs.size !== 1);
-      assert.deepEqual(shared.slice(0, 5), [], 'a Guard-Delivery was used for more than one pair');
-      const orphans = [...new Set(receipts.map((r) => r.signalId))].filter((s) => !known.has(s));
-      assert.ok(orphans.length <= cutOff, `${orphans.length} unacknowledged signals but only ${cutOff} cut-off POSTs`);
+      const { pairs, orphans, duplicates, duplicatedPairs } = assertOneIdPerPair(
+        receipts,
+        known,
+        PATHS,
+        cutOff,
+        /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      );
       for (const p of PATHS)
         assert.ok(
           (maxInFlight.get(p) ?? 0) <= PER_ENDPOINT,
           `${maxInFlight.get(p)} attempts to ${p} in flight at once (limit ${PER_ENDPOINT}, across replicas)`,
         );
-      const duplicates = receipts.length - deliveryOfPair.size;
-      const counts = new Map<string, number>();
-      for (const r of receipts) counts.set(r.delivery, (counts.get(r.delivery) ?? 0) + 1);
-      const duplicatedPairs = [...counts.values()].filter((n) => n > 1).length;
       for (const f of [
-        `replicas: ${REPLICAS}; signals acknowledged: ${known.size} in ${Math.round(createMs)} ms; POSTs cut off or refused: ${cutOff}; unacknowledged signals that exist and were delivered: ${orphans.length}`,
+        `replicas: ${REPLICAS}; signals acknowledged: ${known.size} in ${Math.round(createMs)} ms; POSTs cut off or refused: ${cutOff}; unacknowledged signals that exist and were delivered: ${orphans}`,
         `SIGKILL of replica ${victim} once ${KILL_AT} of ${SIGNALS} signals were created (${killedWith} of ${PAIRS} pairs had arrived); graceful restart of replica 2 at ${RESTART_AT} signals: ${Math.round(restartMs)} ms`,
         `recovery (SIGKILL → every pair arrived, lease ${LEASE_MS} ms): ${Math.round(recoveredMs)} ms`,
-        `receipts: ${receipts.length}; distinct pairs: ${deliveryOfPair.size}; duplicates: ${duplicates} (over ${duplicatedPairs} pairs), all with their pair's Guard-Delivery`,
+        `receipts: ${receipts.length}; distinct pairs: ${pairs}; duplicates: ${duplicates} (over ${duplicatedPairs} pairs), all with their pair's Guard-Delivery`,
         `most attempts in flight to one endpoint: ${PATHS.map((p) => `${p} ${maxInFlight.get(p)}`).join(', ')} (limit ${PER_ENDPOINT})`,
       ])
         t.diagnostic(f);
