@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { testSignal } from '../../test/signals.ts';
 import { openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
 import type { Db, SignalTable } from '../db/index.ts';
 import { timeOrderedId } from '../ids.ts';
@@ -12,26 +13,7 @@ import { SignalOutbox } from './outbox.ts';
 
 const NOW = '2026-11-21T12:00:00.000Z';
 
-function signal(tenant: string, id = timeOrderedId('sig')): SignalTable {
-  return {
-    id,
-    tenant_id: tenant,
-    agent_id: null,
-    server_id: 'srv',
-    server_name: 'web-1',
-    signal_type: 'sudo_command_executed',
-    severity: 3,
-    description: 'd',
-    identity_id: 'u1',
-    identity_name: 'alice',
-    environment: 'prod',
-    created_at: NOW,
-    received_at: NOW,
-    is_test: 0,
-    event_type: 'signal_created',
-    event_data: null,
-  };
-}
+const signal = (tenant: string, id = timeOrderedId('sig')): SignalTable => testSignal(tenant, new Date(NOW), id);
 
 describe('SignalOutbox', () => {
   let test: TestDatabase;

@@ -8,6 +8,7 @@
 
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { testSignal } from '../../test/signals.ts';
 import { openTestDatabase, TEST_ENGINE, type TestDatabase } from '../../test/test-database.ts';
 import type { Db, SignalTable } from '../db/index.ts';
 import { timeOrderedId } from '../ids.ts';
@@ -34,26 +35,7 @@ const T0 = new Date('2026-11-21T12:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);
 const LEASE_MS = 60_000;
 
-function signal(tenant: string, receivedAt = T0): SignalTable {
-  return {
-    id: timeOrderedId('sig'),
-    tenant_id: tenant,
-    agent_id: null,
-    server_id: 'srv',
-    server_name: 'web-1',
-    signal_type: 'sudo_command_executed',
-    severity: 3,
-    description: 'd',
-    identity_id: 'u1',
-    identity_name: 'alice',
-    environment: 'prod',
-    created_at: receivedAt.toISOString(),
-    received_at: receivedAt.toISOString(),
-    is_test: 0,
-    event_type: 'signal_created',
-    event_data: null,
-  };
-}
+const signal = (tenant: string, receivedAt = T0): SignalTable => testSignal(tenant, receivedAt, timeOrderedId('sig'));
 
 /** A failed attempt, retried at `retryAt`; the stand-in for the policy's decisions. */
 function retry(o: AttemptOutcome, retryAt: Date): OutcomeDecision {

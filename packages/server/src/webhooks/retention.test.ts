@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { testSignal } from '../../test/signals.ts';
 import { ON_POSTGRES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
 import { type Db, exclusiveJob, type SignalTable } from '../db/index.ts';
 import { timeOrderedId } from '../ids.ts';
@@ -20,26 +21,7 @@ const DAY = 86_400_000;
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 const ago = (days: number) => new Date(NOW.getTime() - days * DAY);
 
-function signal(receivedAt: Date, tenantId = 't1'): SignalTable {
-  return {
-    id: timeOrderedId('sig', receivedAt.getTime()),
-    tenant_id: tenantId,
-    agent_id: null,
-    server_id: 'srv',
-    server_name: 'web-1',
-    signal_type: 'sudo_command_executed',
-    severity: 3,
-    description: 'd',
-    identity_id: 'u1',
-    identity_name: 'alice',
-    environment: 'prod',
-    created_at: receivedAt.toISOString(),
-    received_at: receivedAt.toISOString(),
-    is_test: 0,
-    event_type: 'signal_created',
-    event_data: null,
-  };
-}
+const signal = (receivedAt: Date, tenantId = 't1'): SignalTable => testSignal(tenantId, receivedAt);
 
 describe('delivery retention', () => {
   let test: TestDatabase;
