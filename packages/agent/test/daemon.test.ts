@@ -134,9 +134,13 @@ describe('guard-agent daemon against the real guard-server', () => {
     assert.equal(bundle.json.manifest.request_id, id);
     assert.equal(bundle.json.agent_id, home.agentId);
     assert.deepEqual(await supportFiles(home), [], 'the uploaded bundle is not kept, and no work dir is left');
-    const entry = (await journal(home)).find((e) => e.id === id);
+    // The service confirmed `done` before the daemon wrote that confirmation down: wait for it.
+    let entry: Loose;
+    await waitFor(async () => {
+      entry = (await journal(home)).find((e) => e.id === id);
+      return entry?.reported === 'done';
+    }, 'the journal to record the confirmed outcome');
     assert.equal(entry.state, 'done');
-    assert.equal(entry.reported, 'done');
     assert.match(daemon.log(), new RegExp(`msg="support bundle request done" request_id=${id}`));
     // The service analyses it: its insights point at the lines of the host's log.
     let insights: Loose;
