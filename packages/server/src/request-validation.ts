@@ -42,8 +42,17 @@ function hasNul(value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return value.includes('\u0000');
   if (typeof value !== 'object' || value === null || depth > 64) return false;
   if (Array.isArray(value)) return value.some((v) => hasNul(v, depth + 1));
-  const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return false; // a stream, a Buffer: not JSON
+  if (!isPlainRecord(value)) return false; // a stream, a Buffer: not JSON
   for (const [k, v] of Object.entries(value)) if (k.includes('\u0000') || hasNul(v, depth + 1)) return true;
   return false;
+}
+
+/**
+ * A plain object: JSON.parse's (Object.prototype), or a query string's or path's parameters,
+ * which Fastify's parsers build on a prototype that itself has none (fast-querystring's
+ * `new Empty()`). A stream or a Buffer is neither.
+ */
+function isPlainRecord(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return proto === null || proto === Object.prototype || Object.getPrototypeOf(proto) === null;
 }

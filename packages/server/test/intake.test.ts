@@ -645,6 +645,35 @@ describe('authentication and tenant isolation', () => {
   });
   after(() => server.cleanup());
 
+  it('text with a NUL character is refused with 400 in a query string, a path parameter and a JSON body, for every caller', async () => {
+    // PostgreSQL cannot hold U+0000 in text: unrefused, it reached the database as a 500 there
+    // (the query string's and path's parameter objects were not recognised as plain objects).
+    const refused = [
+      ['GET', `/v1/support/bundles?tenant_id=%00`, server.supportToken],
+      ['GET', `/v1/support/bundles?tenant_id=${a.tenant_id}%00`, server.supportToken],
+      ['GET', '/v1/audit?tenant_id=%00', server.supportToken],
+      ['GET', '/v1/support/bundles?before=%00', a.admin_token],
+      ['GET', '/v1/signals?before=x%00', a.admin_token],
+      ['GET', '/v1/support/bundles/%00', a.admin_token],
+      ['GET', `/v1/support/bundles/${bundleA}%00`, server.supportToken],
+      ['GET', '/v1/webhooks/endpoints/%00', a.admin_token],
+    ] as const;
+    for (const [method, path, token] of refused) {
+      const res = await api(server.url, method, path, { token });
+      assertError(res, 400, 'invalid_request');
+      assert.match(res.json.error.message, /NUL character/, path);
+    }
+    const body = { name: 'a\u0000b', url: 'https://example.com/hook' };
+    const res = await api(server.url, 'POST', '/v1/webhooks/endpoints', { token: a.admin_token, body });
+    assertError(res, 400, 'invalid_request');
+    assert.match(res.json.error.message, /NUL character/);
+    // Without it, the same requests are answered as usual.
+    const ok = await api(server.url, 'GET', `/v1/support/bundles?tenant_id=${a.tenant_id}`, {
+      token: server.supportToken,
+    });
+    assert.equal(ok.status, 200, ok.text);
+  });
+
   it('a request without, with a malformed or with an unknown bearer is 401', async () => {
     const body = { filename: 'b.tar.zst', size: 1, sha256: sha256Hex('x') };
     const headers: (Record<string, string> | undefined)[] = [
