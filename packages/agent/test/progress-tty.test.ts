@@ -327,7 +327,8 @@ describe('progress in a terminal (tmux)', () => {
         await term.until((_, rows) => rows.some((r) => r.includes('uploading')), 'the upload step');
         const pid = Number((await readFile(pidFile, 'utf8')).trim());
         process.kill(pid, `SIG${signal}`);
-        const rows = await term.until((s) => s.includes('NEXT status='), 'the next output');
+        // The typed command line holds `NEXT status=$?`; only the script's output has digits.
+        const rows = await term.until((s) => /NEXT status=\d+/.test(s), 'the next output');
         assert.ok(
           rows.some((r) => r === `NEXT status=${status}`),
           `the next output does not stand on its own line:\n${rows.join('\n')}`,
