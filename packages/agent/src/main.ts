@@ -11,6 +11,7 @@ import { addSupportBundleCommand } from './commands/support-bundle.ts';
 import { DEFAULT_CONFIG_PATH, loadConfig } from './config.ts';
 import type { CommandContext } from './context.ts';
 import { AgentError, type ErrorKind } from './errors.ts';
+import { JOB_ENTRY_ARGUMENT } from './internal-entry.ts';
 import { createProgress } from './progress.ts';
 import { AGENT_VERSION } from './version.ts';
 
@@ -54,6 +55,9 @@ export function buildProgram(ctx: (configPath: string, explicit: boolean) => Com
 }
 
 export async function main(argv: string[]): Promise<number> {
+  // The daemon's process for one bundle request when the agent is one executable
+  // (daemon/job-runner.ts): an internal entry, not a command, so commander never sees it.
+  if (argv[0] === JOB_ENTRY_ARGUMENT) return (await import('./daemon/index.ts')).runJobProcess(argv[1]);
   const context = (configPath: string, explicit: boolean): CommandContext => ({
     stdin: () => process.stdin,
     stdout: process.stdout,

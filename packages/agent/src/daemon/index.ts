@@ -2,6 +2,7 @@
 // console-pushed bundles they ask for (docs/guard-agent-daemon.md). What other folders may use of it:
 
 export { type DaemonOptions, runDaemon } from './daemon.ts';
+export { runJobProcess } from './job.ts';
 export { startJob } from './job-runner.ts';
 export { createLog, type DaemonLog } from './log.ts';
 export { serviceClient } from './service.ts';

@@ -101,12 +101,29 @@ function emitOverIpc(event: JobEvent): Promise<void> {
   });
 }
 
-if (import.meta.main) {
+/**
+ * The job process's main: `inputJson` is the JobInput; the daemon is at the other end of the
+ * IPC channel. Run as this file (the checkout) or through main.ts's hidden entry (the single
+ * executable, ../internal-entry.ts).
+ */
+export async function runJobProcess(inputJson: string | undefined): Promise<number> {
+  if (!process.send) {
+    process.stderr.write("guard-agent: this is the daemon's internal job entry, not a command (see --help)\n");
+    return 1;
+  }
   // The daemon gone (killed outright): end at once rather than upload for nobody. Collect's
   // publish is atomic, so this leaves no partial bundle; the next run sweeps the work dir.
   process.once('disconnect', () => process.exit(1));
-  const input = JSON.parse(process.argv[2] ?? '{}') as JobInput;
-  process.exitCode = await runJob(input, process.env, emitOverIpc);
+  const input = JSON.parse(inputJson ?? '{}') as JobInput;
+  const code = await runJob(input, process.env, emitOverIpc);
   process.removeAllListeners('disconnect');
   process.disconnect?.();
+  return code;
+}
+
+if (import.meta.main) {
+  // Not top-level await: the single executable bundles this module as CommonJS (packaging/agent).
+  void runJobProcess(process.argv[2]).then((code) => {
+    process.exitCode = code;
+  });
 }
