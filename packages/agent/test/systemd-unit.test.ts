@@ -1,5 +1,6 @@
 // packages/agent/systemd/guard-agent.service (the packaging ships it): it runs the daemon in the
-// foreground, stops it with SIGTERM within its grace time, and is hardened. systemd-analyze
+// foreground, stops it with SIGTERM within its grace time, and is hardened: the least the
+// detectors need (issue 18) and nothing more. systemd-analyze
 // checks its syntax and rates its exposure when the host has it.
 
 import assert from 'node:assert/strict';
@@ -49,13 +50,15 @@ describe('the systemd unit', () => {
     assert.ok(Number.parseInt(d.get('TimeoutStopSec')?.[0] ?? '90', 10) <= 30);
   });
 
-  it('is hardened: no capabilities, a read-only system but its state directory, no JIT-breaking W^X rule', async () => {
+  it('is hardened: three capabilities, a read-only system but its state and log directories, no JIT-breaking W^X rule', async () => {
     const d = await directives();
     for (const [key, value] of Object.entries({
       NoNewPrivileges: 'yes',
-      CapabilityBoundingSet: '',
+      // Reading what it watches (DAC_READ_SEARCH); the exec probe's helper (BPF, PERFMON).
+      CapabilityBoundingSet: 'CAP_DAC_READ_SEARCH CAP_BPF CAP_PERFMON',
+      AmbientCapabilities: '',
       ProtectSystem: 'strict',
-      ProtectHome: 'yes',
+      ProtectHome: 'read-only',
       PrivateTmp: 'yes',
       PrivateDevices: 'yes',
       ProtectKernelTunables: 'yes',
@@ -66,11 +69,13 @@ describe('the systemd unit', () => {
       LockPersonality: 'yes',
       SystemCallArchitectures: 'native',
       StateDirectory: 'guard',
+      LogsDirectory: 'guard',
       UMask: '0077',
     }))
       assert.deepEqual(d.get(key), [value], key);
     assert.equal(d.get('MemoryDenyWriteExecute'), undefined, "V8's JIT needs writable and executable memory");
-    assert.ok(d.get('SystemCallFilter')?.includes('@system-service'));
+    assert.deepEqual(d.get('SystemCallFilter'), ['@system-service', 'bpf'], 'the system service set and bpf(2) alone');
+    assert.equal(d.get('ReadWritePaths'), undefined, 'nothing writable beyond its state and log directories');
   });
 
   it('systemd-analyze finds nothing wrong with it, and rates its exposure OK (≤ 3.0)', async (t) => {
