@@ -22,6 +22,8 @@ export interface AgentConfig {
   environment: string | undefined;
   /** `redaction.extra_keys` as written: key names and anchored patterns (`^...$`), validated. */
   extraKeys: string[];
+  /** `detect:` (DESIGN §3, contract — detection), defaults filled in (absent in configs built by hand: the defaults). */
+  detect?: DetectSettings;
   /**
    * Set when the config file was left unread because it is a symlink, FIFO, socket or device
    * and the caller reads it as a bundle source (collect): why, in collection_errors form. The
@@ -29,6 +31,34 @@ export interface AgentConfig {
    */
   unread?: { source: string; message: string };
 }
+
+export interface DetectSettings {
+  /** A syslog file, 'journal' (the systemd journal), or false (off). */
+  authLog: string | false;
+  /** Files, or directories meaning the files in them. */
+  watch: string[];
+  /** The eBPF exec probe. */
+  exec: boolean;
+  /** At most this many signals of one type a minute; the rest go into one summary signal (docs/detection.md). */
+  floodPerMinute: number;
+}
+
+export const DEFAULT_DETECT: DetectSettings = {
+  authLog: '/var/log/auth.log',
+  watch: [
+    '/etc/passwd',
+    '/etc/shadow',
+    '/etc/group',
+    '/etc/sudoers',
+    '/etc/sudoers.d',
+    '/etc/ssh/sshd_config',
+    '/root/.ssh/authorized_keys',
+  ],
+  exec: true,
+  floodPerMinute: 20,
+};
+/** More watch entries than this is a mistake (each is hashed at every scan). */
+export const WATCH_MAX = 200;
 
 export interface LoadConfigOptions {
   /**
@@ -120,7 +150,49 @@ async function fromDocument(source: string | undefined, doc: Record<string, unkn
     stateDir,
     environment,
     extraKeys: await extraKeysOf(doc.redaction, source),
+    detect: detectOf(doc.detect, source, base),
   };
+}
+
+/** `detect: {auth_log, watch, exec}`; a key left out takes its default, a wrong one is an error. */
+function detectOf(value: unknown, source: string | undefined, base: string): DetectSettings {
+  const fail = (what: string): never => {
+    throw new AgentError('config', `config key detect${what} (in ${source})`);
+  };
+  if (value === undefined || value === null) return { ...DEFAULT_DETECT, watch: [...DEFAULT_DETECT.watch] };
+  if (typeof value !== 'object' || Array.isArray(value))
+    return fail(' must be a mapping, e.g. {auth_log: /var/log/auth.log, watch: [/etc/passwd], exec: true}');
+  const doc = value as Record<string, unknown>;
+  for (const key of Object.keys(doc))
+    if (!['auth_log', 'watch', 'exec', 'flood_per_minute'].includes(key))
+      fail(`.${key} is not a known key (auth_log, watch, exec, flood_per_minute)`);
+  const path = (v: unknown, what: string): string => {
+    if (typeof v !== 'string' || v === '' || v.includes('\0') || v.length > 4096) return fail(`${what} must be a path`);
+    return isAbsolute(v) ? v : resolve(base, v);
+  };
+  let authLog: string | false = DEFAULT_DETECT.authLog;
+  if (doc.auth_log === false || doc.auth_log === 'off') authLog = false;
+  else if (doc.auth_log === 'journal') authLog = 'journal';
+  else if (doc.auth_log !== undefined) authLog = path(doc.auth_log, '.auth_log (a syslog file, journal, or false)');
+  let watch = [...DEFAULT_DETECT.watch];
+  if (doc.watch !== undefined && doc.watch !== null) {
+    if (!Array.isArray(doc.watch)) return fail('.watch must be a list of files or directories');
+    if (doc.watch.length > WATCH_MAX) fail(`.watch has more than ${WATCH_MAX} entries`);
+    watch = [...new Set(doc.watch.map((p, i) => path(p, `.watch[${i}]`).replace(/\/+$/, '') || '/'))];
+  }
+  let exec = DEFAULT_DETECT.exec;
+  if (doc.exec !== undefined) {
+    if (typeof doc.exec !== 'boolean') fail('.exec must be true or false');
+    exec = doc.exec as boolean;
+  }
+  let floodPerMinute = DEFAULT_DETECT.floodPerMinute;
+  if (doc.flood_per_minute !== undefined) {
+    const n = doc.flood_per_minute;
+    if (!Number.isInteger(n) || (n as number) < 1 || (n as number) > 100_000)
+      fail('.flood_per_minute must be a whole number from 1 to 100000');
+    floodPerMinute = n as number;
+  }
+  return { authLog, watch, exec, floodPerMinute };
 }
 
 /**

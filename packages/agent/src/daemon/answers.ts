@@ -78,3 +78,27 @@ export function parseCommandState(value: unknown, step: string): CommandState {
   if (!isState(value.state)) refuse(step, 'state is not a request state');
   return { id: value.id, state: value.state };
 }
+
+/** The tenant's detection policy as the service sends it (answers to heartbeat and poll). */
+export interface PolicyAnswer {
+  version: string;
+  signal_types: Record<string, { enabled: boolean; severity: number }>;
+}
+
+/**
+ * The `detection` field of a heartbeat or poll answer; undefined when absent or malformed (an
+ * older service sends none; a faulty one must not stop the daemon: the last policy stays).
+ */
+export function parseDetectionPolicy(value: unknown): PolicyAnswer | undefined {
+  if (!isDoc(value) || !isDoc(value.detection)) return undefined;
+  const { version, signal_types: types } = value.detection;
+  if (!isText(version) || version.length > 200 || !isDoc(types)) return undefined;
+  const out: PolicyAnswer['signal_types'] = {};
+  for (const [type, rule] of Object.entries(types).slice(0, 100)) {
+    if (!isDoc(rule) || typeof rule.enabled !== 'boolean') return undefined;
+    const severity = rule.severity;
+    if (!Number.isInteger(severity) || (severity as number) < 1 || (severity as number) > 5) return undefined;
+    out[type] = { enabled: rule.enabled, severity: severity as number };
+  }
+  return { version, signal_types: out };
+}

@@ -1,6 +1,11 @@
-// The daemon's log: one line per event on stderr (journald keeps it), slog-style like the
-// agent's own log — `time=… level=INFO msg="…" key=value` — so the same tools read both.
-// Values from the other side (the service's messages) are stripped of control characters.
+// The daemon's log: one line per event, slog-style — `time=… level=INFO msg="…" key=value` —
+// on stderr (journald keeps it) and appended to log_path (DESIGN §3: so a support bundle holds
+// what the agent did). The file is reopened when logrotate moved it away (a new inode at the
+// path, or none) and written at its end after copytruncate emptied it (O_APPEND). Values from
+// the other side (the service's messages) are stripped of control characters.
+
+import { closeSync, fstatSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 export type LogLevel = 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 export type LogAttrs = Record<string, string | number | boolean | null | undefined>;
@@ -24,8 +29,65 @@ export function formatLine(at: Date, level: LogLevel, msg: string, attrs: LogAtt
   return `${parts.join(' ')}\n`;
 }
 
-export function createLog(stream: NodeJS.WritableStream, now: () => Date): DaemonLog {
-  const write = (level: LogLevel) => (msg: string, attrs?: LogAttrs) =>
-    void stream.write(formatLine(now(), level, msg, attrs));
+/** How often at most the path is checked for a rotation. */
+const REOPEN_CHECK_MS = 1000;
+
+/** log_path, appended to; reopened after a rotation. Write failures go to stderr, once per kind. */
+export class LogFile {
+  readonly #path: string;
+  readonly #complain: (message: string) => void;
+  #fd: number | undefined;
+  #checked = 0;
+  #failed: string | undefined;
+
+  constructor(path: string, complain: (message: string) => void) {
+    this.#path = path;
+    this.#complain = complain;
+  }
+
+  #open(): void {
+    mkdirSync(dirname(this.#path), { recursive: true, mode: 0o750 });
+    this.#fd = openSync(this.#path, 'a', 0o640);
+  }
+
+  #rotated(): boolean {
+    if (this.#fd === undefined) return true;
+    try {
+      return statSync(this.#path).ino !== fstatSync(this.#fd).ino;
+    } catch {
+      return true; // moved away and not recreated
+    }
+  }
+
+  write(line: string): void {
+    try {
+      const now = Date.now();
+      if (this.#fd === undefined || (now - this.#checked >= REOPEN_CHECK_MS && this.#rotated())) {
+        this.#checked = now;
+        this.close();
+        this.#open();
+      }
+      writeSync(this.#fd as number, line);
+      this.#failed = undefined;
+    } catch (error) {
+      const message = `guard-agent: cannot write the log file ${this.#path}: ${(error as Error).message}`;
+      if (this.#failed !== message) this.#complain(`${message}\n`);
+      this.#failed = message;
+      this.close();
+    }
+  }
+
+  close(): void {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+}
+
+export function createLog(stream: NodeJS.WritableStream, now: () => Date, file?: LogFile): DaemonLog {
+  const write = (level: LogLevel) => (msg: string, attrs?: LogAttrs) => {
+    const line = formatLine(now(), level, msg, attrs);
+    stream.write(line);
+    file?.write(line);
+  };
   return { info: write('INFO'), warn: write('WARN'), error: write('ERROR') };
 }

@@ -2,9 +2,12 @@
 // the daemon's loops decide when to try again (backoff.ts). Every call carries the agent API
 // key from enrollment.json; every answer is checked (answers.ts) before it is used.
 //   heartbeat  POST /v1/agent/heartbeat
-//   poll       GET  /v1/agent/commands?wait=SECONDS   (abortable: SIGTERM ends it at once)
+//   poll       GET  /v1/agent/commands?wait=SECONDS&detection_version=V   (abortable: SIGTERM ends it
+//              at once; answered at once when the tenant's detection policy is no longer V)
 //   ack        POST /v1/agent/commands/{id}/ack
 //   report     POST /v1/agent/commands/{id}/report
+//   signal     POST /v1/signals with an Idempotency-Key (detection's spool, docs/detection.md)
+// The heartbeat's and the poll's answers may carry the tenant's detection policy: handed to onPolicy.
 
 import type {
   AgentCommand,
@@ -14,17 +17,36 @@ import type {
   HeartbeatResponse,
 } from '@guard/contract/bundle-requests';
 import type { Enrollment } from '@guard/contract/wire';
-import { type HttpDeps, parseJson, send, statusError } from '../http/index.ts';
-import { parseCommandList, parseCommandState, parseHeartbeatAnswer } from './answers.ts';
+import { describeNetworkError, type HttpDeps, isNetworkError, parseJson, send, statusError } from '../http/index.ts';
+import {
+  type PolicyAnswer,
+  parseCommandList,
+  parseCommandState,
+  parseDetectionPolicy,
+  parseHeartbeatAnswer,
+} from './answers.ts';
+
+/** What became of one POST /v1/signals: taken, or why not and whether another try may help. */
+export type SignalOutcome = { ok: true } | { ok: false; retry: boolean; error: string };
 
 export interface ServiceClient {
   heartbeat(body: HeartbeatRequest): Promise<HeartbeatResponse>;
   poll(waitSeconds: number, signal: AbortSignal): Promise<AgentCommand[]>;
   ack(id: string): Promise<CommandState>;
   report(id: string, body: CommandReport, signal?: AbortSignal): Promise<CommandState>;
+  postSignal(body: unknown, idempotencyKey: string, signal: AbortSignal): Promise<SignalOutcome>;
 }
 
-export function serviceClient(http: HttpDeps, enrollment: Pick<Enrollment, 'base_url' | 'api_key'>): ServiceClient {
+/** Statuses after which the same signal may be taken later; any other refusal is for good. */
+const RETRY_STATUSES = new Set([401, 403, 408, 425, 429]);
+
+export function serviceClient(
+  http: HttpDeps,
+  enrollment: Pick<Enrollment, 'base_url' | 'api_key'>,
+  onPolicy: (policy: PolicyAnswer) => void = () => {},
+): ServiceClient {
+  /** The version of the last policy seen: a poll with it is answered at once when the policy changed. */
+  let policyVersion: string | undefined;
   const headers = (json: boolean): Record<string, string> => ({
     authorization: `Bearer ${enrollment.api_key}`,
     accept: 'application/json',
@@ -46,13 +68,26 @@ export function serviceClient(http: HttpDeps, enrollment: Pick<Enrollment, 'base
       signal,
     });
     if (res.status !== 200) throw await statusError(res, http.now().getTime());
-    return parse(parseJson(res, step));
+    const value = parseJson(res, step);
+    const policy = parseDetectionPolicy(value);
+    if (policy) {
+      policyVersion = policy.version;
+      onPolicy(policy);
+    }
+    return parse(value);
   }
   const command = (id: string) => `/v1/agent/commands/${encodeURIComponent(id)}`;
   return {
     heartbeat: (body) => call('heartbeat', 'POST', '/v1/agent/heartbeat', parseHeartbeatAnswer, body),
     poll: (waitSeconds, signal) =>
-      call('poll', 'GET', `/v1/agent/commands?wait=${waitSeconds}`, parseCommandList, undefined, signal),
+      call(
+        'poll',
+        'GET',
+        `/v1/agent/commands?wait=${waitSeconds}${policyVersion ? `&detection_version=${encodeURIComponent(policyVersion)}` : ''}`,
+        parseCommandList,
+        undefined,
+        signal,
+      ),
     ack: (id) => call('acknowledge', 'POST', `${command(id)}/ack`, (v) => parseCommandState(v, 'acknowledge')),
     report: (id, body, signal) =>
       call(
@@ -63,5 +98,28 @@ export function serviceClient(http: HttpDeps, enrollment: Pick<Enrollment, 'base
         body,
         signal,
       ),
+    async postSignal(body, idempotencyKey, signal) {
+      try {
+        const res = await send(http, `${enrollment.base_url}/v1/signals`, {
+          method: 'POST',
+          headers: { ...headers(true), 'idempotency-key': idempotencyKey },
+          body: JSON.stringify(body),
+          signal,
+        });
+        if (res.status === 200 || res.status === 201 || res.status === 202) return { ok: true };
+        const error = await statusError(res, http.now().getTime());
+        return {
+          ok: false,
+          retry: res.status >= 500 || RETRY_STATUSES.has(res.status),
+          error: error.describe(),
+        };
+      } catch (error) {
+        return {
+          ok: false,
+          retry: true,
+          error: isNetworkError(error) ? describeNetworkError(error) : (error as Error).message,
+        };
+      }
+    },
   };
 }

@@ -1,0 +1,204 @@
+// Detection end to end (DESIGN §3, contract — detection; docs/detection.md): the real
+// bin/guard-agent daemon against the real guard-server on loopback, real events on this
+// machine — lines appended to a real auth log, a watched file changed, a real exec of a file
+// under /dev/shm — each arriving as a signed webhook at a real HTTPS receiver. Then a server
+// outage during which an event happens (delivered once when it is back) and a daemon restart
+// with a line written while it was down (sent once; nothing before it sent again).
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { appendFile, chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { runSetup } from '../../server/src/setup.ts';
+import {
+  bodyJson,
+  createEndpoint,
+  independentlyVerified,
+  makeTestTls,
+  type ReceivedRequest,
+  Receiver,
+  startWebhookServer,
+  type WebhookServer,
+} from '../../server/test/webhook-harness.ts';
+import { enrolledHome, type RunningDaemon, startDaemon, stopAllDaemons } from './daemon-harness.ts';
+import { TempDirs } from './harness.ts';
+import { waitFor } from './upload-harness.ts';
+
+const dirs = new TempDirs();
+after(() => dirs.cleanup());
+after(() => stopAllDaemons());
+
+const canEbpf = process.getuid?.() === 0;
+
+function syslog(program: string, message: string): string {
+  const t = new Date();
+  const month = t.toLocaleString('en-US', { month: 'short', timeZone: 'UTC' });
+  const time = t.toISOString().slice(11, 19);
+  return `${month} ${String(t.getUTCDate()).padStart(2, ' ')} ${time} testhost ${program}: ${message}\n`;
+}
+
+describe('guard-agent daemon detects events on this host and they arrive as signed webhooks', () => {
+  let server: WebhookServer;
+  let receiver: Receiver;
+  let secret: string;
+  let home: Awaited<ReturnType<typeof enrolledHome>>;
+  let daemon: RunningDaemon;
+  let dataDir: string;
+  let port: number;
+  let adminToken: string;
+  let authLog: string;
+  let watched: string;
+  let caPem: string;
+
+  const typeOf = (h: ReceivedRequest) => bodyJson(h).data?.signal_type;
+  const hitsOfType = (type: string) => receiver.hitsFor('/hook').filter((h) => typeOf(h) === type);
+  const waitForType = async (type: string, n = 1, timeoutMs = 20_000) => {
+    await waitFor(() => hitsOfType(type).length >= n, `${n} ${type} webhook(s)`, timeoutMs);
+    return hitsOfType(type);
+  };
+
+  before(async () => {
+    const tls = await makeTestTls();
+    caPem = tls.caPem;
+    receiver = await Receiver.start(tls);
+    dataDir = await mkdtemp(join(os.tmpdir(), 'guard-detect-data-'));
+    server = await startWebhookServer({ caPem, dataDir });
+    port = Number(new URL(server.url).port);
+    const setup = await runSetup(server.deps.db, server.clock.now);
+    adminToken = setup.admin_token;
+    secret = (await createEndpoint(server, adminToken, { url: receiver.url('/hook') })).secret;
+    home = await enrolledHome(dirs, server.url, setup.enroll_token, '');
+    authLog = join(home.root, 'auth.log');
+    await writeFile(authLog, syslog('CRON[1]', 'pam_unix(cron:session): session opened for user root'));
+    const watchDir = join(home.root, 'etc');
+    await mkdir(watchDir);
+    watched = join(watchDir, 'passwd');
+    await writeFile(watched, 'root:x:0:0:root:/root:/bin/bash\n');
+    // The flood limit raised: other tests of this machine exec from /tmp at the same time.
+    await appendFile(
+      home.configPath,
+      `detect:\n  auth_log: ${authLog}\n  watch: [${watched}]\n  exec: ${canEbpf}\n  flood_per_minute: 10000\n`,
+    );
+    daemon = startDaemon(home);
+    await daemon.waitForLog(/detector auth_log running/, 'the auth log detector');
+    await daemon.waitForLog(/detector file_integrity running/, 'the file detector');
+    if (canEbpf) await daemon.waitForLog(/detector exec (running|is not running)/, 'the exec detector');
+  });
+
+  after(async () => {
+    await daemon?.stop();
+    await receiver?.close();
+    await server?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('a sudo line of the auth log: sudo_command_executed, signed, naming the command', async () => {
+    await appendFile(
+      authLog,
+      syslog('sudo', '   alice : TTY=pts/0 ; PWD=/home/alice ; USER=root ; COMMAND=/usr/bin/bash -i'),
+    );
+    const [hit] = await waitForType('sudo_command_executed');
+    assert.ok(independentlyVerified(hit.body, hit.headers['guard-signature'] as string, secret), 'signature');
+    const signal = bodyJson(hit).data;
+    assert.equal(signal.severity, 4, 'a shell through sudo is severity 4');
+    assert.equal(signal.identity_name, 'alice');
+    assert.match(signal.description, /\/usr\/bin\/bash -i/);
+  });
+
+  it('sshd failures from one address: ssh_login_failed each (flood-limited) and one ssh_bruteforce', async () => {
+    const lines = Array.from({ length: 12 }, (_, i) =>
+      syslog(`sshd[${100 + i}]`, `Failed password for invalid user admin${i} from 203.0.113.9 port ${4000 + i} ssh2`),
+    ).join('');
+    await appendFile(authLog, lines);
+    const [brute] = await waitForType('ssh_bruteforce');
+    const signal = bodyJson(brute).data;
+    assert.equal(signal.severity, 4);
+    assert.match(signal.description, /203\.0\.113\.9/);
+    await waitForType('ssh_login_failed', 12);
+    await appendFile(
+      authLog,
+      syslog('useradd[7]', 'new user: name=eve, UID=1001, GID=1001, home=/home/eve, shell=/bin/sh, from=/dev/pts/0'),
+    );
+    const [created] = await waitForType('user_created');
+    assert.equal(bodyJson(created).data.identity_name, 'eve');
+  });
+
+  it('a watched file changed: critical_file_modified naming the file', async () => {
+    await appendFile(watched, 'mallory:x:0:0::/root:/bin/bash\n');
+    const [hit] = await waitForType('critical_file_modified');
+    const signal = bodyJson(hit).data;
+    assert.equal(signal.severity, 4);
+    assert.ok(signal.description.includes(watched), signal.description);
+  });
+
+  it('a real exec of a file under /dev/shm: exec_from_writable_dir', {
+    skip: canEbpf ? false : 'eBPF needs root here',
+  }, async () => {
+    if (!/detector exec running/.test(daemon.log())) assert.fail(`the exec probe did not start:\n${daemon.log()}`);
+    const file = join('/dev/shm', `guard-test-${process.pid}-${Date.now()}`);
+    await copyFile('/bin/true', file);
+    await chmod(file, 0o755);
+    try {
+      execFileSync(file);
+      // Other processes of this machine may exec from /tmp meanwhile: this file's signal is the one.
+      let hit: ReceivedRequest | undefined;
+      await waitFor(
+        () => {
+          hit = hitsOfType('exec_from_writable_dir').find((h) => bodyJson(h).data.description.includes(file));
+          return hit !== undefined;
+        },
+        'the exec signal of the file',
+        20_000,
+      );
+      const signal = bodyJson(hit as ReceivedRequest).data;
+      assert.ok(signal.description.includes(file), signal.description);
+      assert.equal(signal.identity_id, String(process.getuid?.()));
+    } finally {
+      await rm(file, { force: true });
+    }
+  });
+
+  it('the server away: an event waits in the spool and is delivered once when it is back', async () => {
+    await server.running.close();
+    await appendFile(authLog, syslog('sshd[900]', 'Accepted publickey for bob from 198.51.100.7 port 5022 ssh2'));
+    await daemon.waitForLog(/signals cannot be sent now/, 'the spool to hold the signal');
+    const status = JSON.parse(await readFile(join(home.stateDir, 'probe-status.json'), 'utf8'));
+    assert.ok(Array.isArray(status.detectors), JSON.stringify(status));
+    server = await startWebhookServer({ caPem, dataDir, flags: { listen: `127.0.0.1:${port}` } });
+    const hits = await waitForType('ssh_login_succeeded', 1, 60_000);
+    await daemon.waitForLog(/signals are sent again/, 'the spool drained');
+    assert.equal(hits.length, 1);
+    assert.match(bodyJson(hits[0]).data.description, /bob from 198\.51\.100\.7/);
+  });
+
+  it('a restart sends nothing twice and misses nothing written while it was down', async () => {
+    const before = receiver.hitsFor('/hook').length;
+    const stopped = await daemon.stop();
+    assert.equal(stopped.code, 0, daemon.log());
+    await appendFile(authLog, syslog('sudo', '   carol : TTY=pts/1 ; PWD=/root ; USER=root ; COMMAND=/usr/bin/id'));
+    daemon = startDaemon(home);
+    const hits = await waitForType('sudo_command_executed', 2);
+    assert.match(bodyJson(hits[1]).data.description, /carol/);
+    // Give a resend every chance to show up: the heartbeat and a file rescan have run.
+    await daemon.waitForLog(/detector file_integrity running/, 'the file detector after the restart');
+    await new Promise((r) => setTimeout(r, 1500));
+    // Execs from /tmp by other processes of this machine are real signals too: not counted here.
+    const after = receiver
+      .hitsFor('/hook')
+      .slice(before)
+      .filter((h) => typeOf(h) !== 'exec_from_writable_dir');
+    assert.deepEqual(
+      after.map((h) => `${typeOf(h)}: ${bodyJson(h).data.description}`),
+      [after.map((h) => `${typeOf(h)}: ${bodyJson(h).data.description}`).find((d) => d.includes('carol'))],
+      'only the line written while the daemon was down',
+    );
+    const log = await readFile(home.logPath, 'utf8');
+    assert.match(
+      log,
+      /level=INFO msg="guard-agent daemon started"/,
+      `the daemon writes its own log to log_path:\n${log}\nstderr:\n${daemon.log()}`,
+    );
+  });
+});
