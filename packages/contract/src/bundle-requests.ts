@@ -5,6 +5,7 @@
 // with these, the agent checks the service's answers against them, the console is typed by them.
 
 import type { Static } from 'typebox';
+import { AgentDetectionPolicy, DetectorStatus, MAX_DETECTORS } from './detection.ts';
 import { Timestamp } from './wire.ts';
 
 /**
@@ -100,6 +101,18 @@ export const HeartbeatRequest = {
     hostname: { type: 'string', minLength: 1, maxLength: 255 },
     uptime_seconds: { type: 'integer', minimum: 0, description: "the host's uptime" },
     agent_uptime_seconds: { type: 'integer', minimum: 0, description: 'how long the daemon has run' },
+    detectors: {
+      type: 'array',
+      maxItems: MAX_DETECTORS,
+      items: DetectorStatus,
+      description: 'the state of each detector (detection); shown on the Servers page',
+    },
+    spool_depth: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 2_147_483_647,
+      description: 'signals waiting in the spool for the service to take them',
+    },
   },
   additionalProperties: false,
 } as const;
@@ -112,6 +125,7 @@ export const HeartbeatResponse = {
     server_time: Timestamp,
     heartbeat_seconds: { type: 'integer', minimum: 1, description: 'send the next heartbeat after this long' },
     poll_wait_seconds: { type: 'integer', minimum: 1, description: 'the longest wait a command poll is held' },
+    detection: { ...AgentDetectionPolicy, description: "the tenant's detection policy (all seven types)" },
   },
 } as const;
 export type HeartbeatResponse = Static<typeof HeartbeatResponse>;
@@ -135,11 +149,17 @@ export const AgentCommand = {
 } as const;
 export type AgentCommand = Static<typeof AgentCommand>;
 
-/** GET /v1/agent/commands?wait=SECONDS: answered at once when there is one, else after the wait. */
+/**
+ * GET /v1/agent/commands?wait=SECONDS[&detection_version=V]: answered at once when there is a
+ * command, or when the tenant's detection policy is not version V, else after the wait.
+ */
 export const CommandList = {
   type: 'object',
   required: ['commands'],
-  properties: { commands: { type: 'array', items: AgentCommand } },
+  properties: {
+    commands: { type: 'array', items: AgentCommand },
+    detection: { ...AgentDetectionPolicy, description: "the tenant's detection policy (all seven types)" },
+  },
 } as const;
 export type CommandList = Static<typeof CommandList>;
 

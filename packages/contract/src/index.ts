@@ -1,5 +1,6 @@
 export * from './bundle.ts';
 export * from './bundle-requests.ts';
+export * from './detection.ts';
 export * from './insights.ts';
 export * from './manifest.ts';
 export * from './retry-after.ts';
