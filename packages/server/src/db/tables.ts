@@ -63,6 +63,10 @@ export interface AgentTable {
   agent_uptime_seconds: number | null;
   /** The last heartbeat of `guard-agent daemon` (which also updates hostname and agent_version). */
   last_heartbeat_at: string | null;
+  /** The detectors' states at the last heartbeat (JSON: contract DetectorStatus[]); null: not reported. */
+  detectors?: string | null;
+  /** Signals waiting in the daemon's spool at the last heartbeat; null: not reported. */
+  spool_depth?: number | null;
 }
 
 export type UploadState = 'presigned' | 'stored' | 'registered';
@@ -182,6 +186,18 @@ export interface SignalTable {
   event_type: string;
   /** An operational event's `data`, as JSON, frozen when it happened; null for signals. */
   event_data: string | null;
+  /** The agent's Idempotency-Key: unique per agent (a retried POST answers this signal); null: none. */
+  idempotency_key?: string | null;
+}
+
+/** A tenant's detection policy; a tenant without a row has the defaults (every type on, default severities). */
+export interface DetectionPolicyTable {
+  tenant_id: string;
+  /** JSON: {"<signal type>": {"enabled": boolean, "severity": 1..5 | null}} for the types changed from the default. */
+  signal_types: string;
+  /** Bumped by every change: the policy's version. */
+  revision: number;
+  updated_at: string;
 }
 
 export interface WebhookEndpointTable {
@@ -341,6 +357,7 @@ export interface Database {
   sessions: SessionTable;
   password_links: PasswordLinkTable;
   signals: SignalTable;
+  detection_policies: DetectionPolicyTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;

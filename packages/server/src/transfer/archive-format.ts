@@ -40,6 +40,7 @@ export const TABLES = [
   'webhook_replays',
   'webhook_deliveries',
   'webhook_attempts',
+  'detection_policies',
 ] as const;
 export type TableName = (typeof TABLES)[number];
 

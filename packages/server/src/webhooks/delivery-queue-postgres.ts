@@ -41,6 +41,7 @@ import type {
   OutcomePolicy,
   RecordedOutcomes,
 } from './delivery-queue.ts';
+import { answerLikeEarlier, idempotencyKeyOf } from './delivery-queue.ts';
 import { type AttemptCounts, countAttempt, healthAfter, lastErrorOf } from './endpoint-health.ts';
 import { type Announcement, announce, type EventEndpoint, noteAnnouncement } from './operational-events.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
@@ -58,17 +59,19 @@ const SQL_INSERT_SIGNALS = `
   with input as (
     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
       $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[], $15::text[],
-      $16::text[], $17::text[], $18::text[], $19::int[], $20::text[])
+      $16::text[], $17::text[], $18::text[], $19::int[], $20::text[], $21::text[])
       as i(id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description, identity_id,
         identity_name, environment, created_at, received_at, is_test, only_endpoint, event_type, event_data,
-        exclude_endpoint, event_bit, traceparent)
+        exclude_endpoint, event_bit, traceparent, idempotency_key)
   ),
   inserted as (
     insert into signals (id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description,
-      identity_id, identity_name, environment, created_at, received_at, is_test, event_type, event_data, traceparent)
+      identity_id, identity_name, environment, created_at, received_at, is_test, event_type, event_data, traceparent,
+      idempotency_key)
     select id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description, identity_id,
-      identity_name, environment, created_at, received_at, is_test, event_type, event_data, traceparent from input
-    on conflict (id) do nothing
+      identity_name, environment, created_at, received_at, is_test, event_type, event_data, traceparent,
+      idempotency_key from input
+    on conflict do nothing
     returning id
   )
   select s.id as signal_id, e.id as endpoint_id
@@ -80,6 +83,18 @@ const SQL_INSERT_SIGNALS = `
         and (i.event_bit <> ${EVENT_BITS.signal_created} or (e.min_severity <= i.severity
           and (e.signal_types is null or e.signal_types::jsonb ? i.signal_type))) end)
   order by s.id, e.id`;
+
+/**
+ * The signals that hold these (tenant, agent, idempotency key)s, with their delivery counts:
+ * the answers to entries whose key another signal already has. Read in a statement after the
+ * insert, so (read committed) it sees a signal another transaction committed while the insert
+ * waited on its key.
+ */
+const SQL_SIGNALS_BY_KEY = `
+  select s.id, s.agent_id, s.idempotency_key,
+    (select count(*) from webhook_deliveries d where d.signal_id = s.id and d.tenant_id = s.tenant_id)::int as deliveries
+  from unnest($1::text[], $2::text[], $3::text[]) as k(tenant_id, agent_id, idempotency_key)
+  join signals s on s.agent_id = k.agent_id and s.idempotency_key = k.idempotency_key and s.tenant_id = k.tenant_id`;
 
 const SQL_INSERT_DELIVERIES = `
   with inserted as (
@@ -639,11 +654,23 @@ async function insertBatch(
   entries: readonly OutboxEntry[],
   holder: string,
 ): Promise<EnqueueResult[]> {
-  // An id twice in one batch: the first is written, the later ones fail as duplicates.
+  // An id twice in one batch: the first is written, the later ones fail as duplicates. An
+  // agent's idempotency key twice: the later ones answer with the first.
   const first = new Map<string, number>();
+  const firstWithKey = new Map<string, number>();
+  const sameKeyAs = new Map<number, number>();
   const sent: OutboxEntry[] = [];
   for (const [i, e] of entries.entries()) {
     if (first.has(e.signal.id)) continue;
+    const key = idempotencyKeyOf(e.signal);
+    if (key !== undefined) {
+      const earlier = firstWithKey.get(key);
+      if (earlier !== undefined) {
+        sameKeyAs.set(i, earlier);
+        continue;
+      }
+      firstWithKey.set(key, i);
+    }
     first.set(e.signal.id, i);
     sent.push(e);
   }
@@ -670,6 +697,7 @@ async function insertBatch(
       sent.map((e) => e.excludeEndpointId ?? null),
       sent.map((e) => eventBitOf(e.signal)),
       sent.map((e) => e.signal.traceparent ?? null),
+      sent.map((e) => e.signal.idempotency_key ?? null),
     ]),
   );
   const bySignal = new Map<string, string[]>();
@@ -677,6 +705,21 @@ async function insertBatch(
     const list = bySignal.get(r.signal_id) ?? [];
     bySignal.set(r.signal_id, list);
     if (r.endpoint_id !== null) list.push(r.endpoint_id);
+  }
+  // Entries with a key that were not written: the key's signal (committed by another request,
+  // perhaps on another replica, before this one or while this insert waited on it) answers.
+  const existing = new Map<string, { signalId: string; deliveries: number }>();
+  const unwritten = sent.filter((e) => !bySignal.has(e.signal.id) && idempotencyKeyOf(e.signal) !== undefined);
+  if (unwritten.length > 0) {
+    const found = await client.query<{ id: string; agent_id: string; idempotency_key: string; deliveries: number }>(
+      q('guard_signals_by_key', SQL_SIGNALS_BY_KEY, [
+        unwritten.map((e) => e.signal.tenant_id),
+        unwritten.map((e) => e.signal.agent_id),
+        unwritten.map((e) => e.signal.idempotency_key),
+      ]),
+    );
+    for (const r of found.rows)
+      existing.set(`${r.agent_id}\n${r.idempotency_key}`, { signalId: r.id, deliveries: Number(r.deliveries) });
   }
   const d = {
     id: [] as string[],
@@ -686,8 +729,15 @@ async function insertBatch(
     at: [] as string[],
   };
   const results: EnqueueResult[] = entries.map((e, i) => {
+    const key = idempotencyKeyOf(e.signal);
     const endpoints = first.get(e.signal.id) === i ? bySignal.get(e.signal.id) : undefined;
-    if (!endpoints) return { ok: false, error: duplicateSignal(e.signal.id) };
+    if (!endpoints) {
+      const earlier = sameKeyAs.get(i);
+      if (earlier !== undefined) return { ok: true, deliveryIds: [] }; // answered below, like the earlier one
+      const found = key === undefined ? undefined : existing.get(key);
+      if (found) return { ok: true, deliveryIds: [], existing: found };
+      return { ok: false, error: duplicateSignal(e.signal.id) };
+    }
     // Ids are time-ordered by the signal's receipt: partitions and retention go by id.
     const receivedMs = Date.parse(e.signal.received_at);
     const deliveryIds = endpoints.map((endpointId) => {
@@ -701,6 +751,7 @@ async function insertBatch(
     });
     return { ok: true, deliveryIds };
   });
+  for (const [i, earlier] of sameKeyAs) results[i] = answerLikeEarlier(results[earlier], entries[earlier].signal.id);
   if (d.id.length > 0)
     await client.query(
       q('guard_insert_deliveries', SQL_INSERT_DELIVERIES, [d.id, d.tenant, d.signal, d.endpoint, d.at, holder]),

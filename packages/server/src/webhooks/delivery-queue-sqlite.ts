@@ -15,6 +15,7 @@ import type {
   DeliveryEndpointRow,
   DeliveryQueue,
   EnqueueResult,
+  ExistingSignal,
   OutboxEntry,
   OutcomePolicy,
   RecordedOutcomes,
@@ -110,6 +111,13 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
     return writeTransaction(this.db, (sql) => {
       const results: EnqueueResult[] = [];
       for (const { signal, onlyEndpointId, excludeEndpointId } of entries) {
+        // One process writes, one transaction at a time: a signal that holds the key (committed,
+        // or written by an earlier entry of this batch) is found before the insert.
+        const existing = signalWithKey(sql, signal);
+        if (existing) {
+          results.push({ ok: true, deliveryIds: [], existing });
+          continue;
+        }
         sql.db.exec('SAVEPOINT signal');
         try {
           results.push({ ok: true, deliveryIds: insertSignal(sql, signal, onlyEndpointId, excludeEndpointId) });
@@ -313,6 +321,20 @@ function insertAudit(sql: Statements, a: SystemAuditRow): void {
   );
 }
 
+/** The signal that holds this signal's agent's idempotency key, with its delivery count; undefined: none (or no key). */
+function signalWithKey(sql: Statements, s: SignalTable): ExistingSignal | undefined {
+  if (s.agent_id == null || s.idempotency_key == null) return undefined;
+  const row = sql.get<{ id: string; deliveries: number }>(
+    `select id, (select count(*) from webhook_deliveries d where d.signal_id = s.id and d.tenant_id = s.tenant_id)
+       as deliveries
+     from signals s where agent_id = ? and idempotency_key = ? and tenant_id = ?`,
+    s.agent_id,
+    s.idempotency_key,
+    s.tenant_id,
+  );
+  return row && { signalId: row.id, deliveries: Number(row.deliveries) };
+}
+
 function insertSignal(
   sql: Statements,
   s: SignalTable,
@@ -321,8 +343,9 @@ function insertSignal(
 ): string[] {
   sql.run(
     `insert into signals (id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description,
-       identity_id, identity_name, environment, created_at, received_at, is_test, event_type, event_data, traceparent)
-     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       identity_id, identity_name, environment, created_at, received_at, is_test, event_type, event_data, traceparent,
+       idempotency_key)
+     values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     s.id,
     s.tenant_id,
     s.agent_id,
@@ -340,6 +363,7 @@ function insertSignal(
     s.event_type,
     s.event_data,
     s.traceparent ?? null,
+    s.idempotency_key ?? null,
   );
   // Only the endpoints that subscribe (subscriptions.ts); a test event goes to the one named.
   const endpoints =

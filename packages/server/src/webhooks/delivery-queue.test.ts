@@ -158,6 +158,78 @@ for (const engine of ENGINES) {
         );
         assert.equal((await deliveries()).length, 3);
       });
+
+      describe("an agent's idempotency key", () => {
+        const keyed = (key: string, agentId = 'a1') => ({ ...signal('t1'), agent_id: agentId, idempotency_key: key });
+        beforeEach(async () => {
+          const agent = (id: string) => ({
+            id,
+            tenant_id: 't1',
+            api_key_hash: `hash-${id}`,
+            hostname: id,
+            environment: 'prod',
+            agent_version: '0.1.0',
+            enrolled_at: T0.toISOString(),
+            revoked_at: null,
+            last_seen_at: null,
+            uptime_seconds: null,
+            agent_uptime_seconds: null,
+            last_heartbeat_at: null,
+          });
+          await db
+            .insertInto('agents')
+            .values([agent('a1'), agent('a2')])
+            .execute();
+        });
+        const signalCount = async () => (await db.selectFrom('signals').select('id').execute()).length;
+
+        it('a key the agent used already writes nothing and answers the first signal with its delivery count', async () => {
+          const first = keyed('k1');
+          const [r1] = await queue.enqueue([{ signal: first }]);
+          assert.ok(r1.ok && r1.existing === undefined && r1.deliveryIds.length === 2);
+          const [r2] = await queue.enqueue([{ signal: keyed('k1') }]);
+          assert.deepEqual(r2, { ok: true, deliveryIds: [], existing: { signalId: first.id, deliveries: 2 } });
+          assert.equal(await signalCount(), 1);
+          assert.equal((await deliveries()).length, 2);
+        });
+
+        it('the same key twice in one batch: the first is written, the second answers it; others are unharmed', async () => {
+          const first = keyed('k2');
+          const plain = signal('t1');
+          const results = await queue.enqueue([
+            { signal: first },
+            { signal: keyed('k2') },
+            { signal: plain },
+            { signal: keyed('k2', 'a2') },
+          ]);
+          assert.deepEqual(
+            results.map((r) => (r.ok ? [r.deliveryIds.length, r.existing?.signalId ?? null] : 'failed')),
+            [
+              [2, null],
+              [0, first.id],
+              [2, null],
+              [2, null],
+            ],
+            'another agent may use the same key',
+          );
+          assert.equal(await signalCount(), 3);
+        });
+
+        it('two batches with one key at once (two transactions) write one signal', async () => {
+          const [a, b] = await Promise.all([
+            queue.enqueue([{ signal: keyed('k3') }]),
+            queue.enqueue([{ signal: keyed('k3') }]),
+          ]);
+          const answers = [a[0], b[0]];
+          assert.ok(answers.every((r) => r.ok));
+          const created = answers.filter((r) => r.ok && r.existing === undefined);
+          assert.equal(created.length, 1);
+          assert.equal(await signalCount(), 1);
+          const existing = answers.find((r) => r.ok && r.existing !== undefined);
+          assert.ok(existing?.ok);
+          assert.equal(existing.existing?.deliveries, 2);
+        });
+      });
     });
 
     describe('claim', () => {

@@ -28,8 +28,40 @@ export interface OutboxEntry {
   excludeEndpointId?: string;
 }
 
-/** Per entry: the ids of the deliveries written, or why this entry alone was refused. */
-export type EnqueueResult = { ok: true; deliveryIds: string[] } | { ok: false; error: unknown };
+/** The signal an agent's idempotency key already names, and how many deliveries it has. */
+export interface ExistingSignal {
+  signalId: string;
+  deliveries: number;
+}
+
+/**
+ * Per entry: the ids of the deliveries written, or why this entry alone was refused. With
+ * `existing`, nothing was written: its agent's idempotency key names that signal already (an
+ * earlier request, another entry of the batch, or a request another replica committed first).
+ */
+export type EnqueueResult =
+  | { ok: true; deliveryIds: string[]; existing?: ExistingSignal }
+  | { ok: false; error: unknown };
+
+/** An entry's agent and idempotency key as one map key; undefined when it has none. */
+export function idempotencyKeyOf(signal: Pick<SignalTable, 'agent_id' | 'idempotency_key'>): string | undefined {
+  return signal.agent_id != null && signal.idempotency_key != null
+    ? `${signal.agent_id}\n${signal.idempotency_key}`
+    : undefined;
+}
+
+/**
+ * The answer of an entry whose key an earlier entry of the same batch holds: that entry's
+ * signal (written, or found), or its refusal.
+ */
+export function answerLikeEarlier(earlier: EnqueueResult, earlierSignalId: string): EnqueueResult {
+  if (!earlier.ok) return earlier;
+  return {
+    ok: true,
+    deliveryIds: [],
+    existing: earlier.existing ?? { signalId: earlierSignalId, deliveries: earlier.deliveryIds.length },
+  };
+}
 
 export interface ClaimRequest {
   now: Date;
@@ -87,7 +119,10 @@ export interface DeliveryQueue {
   /**
    * The outbox: writes each signal with one pending delivery (due at once) per enabled
    * endpoint of its tenant, all entries in one transaction (group commit), each isolated so
-   * that an entry that fails (a duplicate id) fails alone. Rejects when the transaction fails.
+   * that an entry that fails (a duplicate id) fails alone. An entry whose agent's idempotency
+   * key a signal holds already writes nothing and answers that signal (`existing`), also when
+   * two entries, or two transactions at once, carry the same key. Rejects when the
+   * transaction fails.
    */
   enqueue(entries: readonly OutboxEntry[]): Promise<EnqueueResult[]>;
 
