@@ -13,6 +13,7 @@ import { authenticateRequests, authRoutes } from './auth/index.ts';
 import { bundleRequestRoutes } from './bundle-requests/index.ts';
 import { consoleRoutes } from './console/index.ts';
 import type { AppDeps } from './deps.ts';
+import { detectionRoutes } from './detection/index.ts';
 import { enrollmentRoutes } from './enrollment/index.ts';
 import { errorResponses } from './error-responses.ts';
 import { fastifyOptions } from './fastify-options.ts';
@@ -61,6 +62,11 @@ export async function buildApp(
   await app.register(tenantRoutes, deps);
   await app.register(agentRoutes, deps);
   await app.register(bundleRequestRoutes, deps); // console push: requests, and the daemon's long poll
+  await app.register(detectionRoutes, {
+    detection: deps.detection,
+    now: deps.now,
+    wakeAgents: (tenantId) => deps.commands.wakeTenant(tenantId),
+  }); // the tenant's detection policy, handed to its agents through their command channel
   await app.register(supportRoutes, deps);
   await app.register(insightRoutes, deps); // findings of each bundle, and its evidence lines
   const withWake = { ...deps, wakeDeliveries: deps.webhooks.wake };

@@ -1,6 +1,7 @@
 import type { CommandHub } from './bundle-requests/index.ts';
 import type { ServerConfig } from './config.ts';
 import type { Db } from './db/index.ts';
+import type { DetectionPolicies } from './detection/index.ts';
 import type { MasterKey } from './master-key.ts';
 import type { ObjectStore } from './objects/index.ts';
 import type { SignalOutbox } from './signals/index.ts';
@@ -22,6 +23,8 @@ export interface AppDeps {
   outbox: SignalOutbox;
   /** Wakes the held command polls of `guard-agent daemon` when a bundle request is created. */
   commands: CommandHub;
+  /** Tenants' detection policies (cached briefly): ingest applies them, the agent channel hands them out. */
+  detection: DetectionPolicies;
   /** Bundle analysis: wake() when a bundle was registered (its analysis is queued with it). */
   insights: { wake: () => void };
   /** OpenTelemetry spans (tracing/): the no-op tracer unless OTEL_* turned tracing on. */

@@ -14,6 +14,7 @@ import type { ServerConfig } from './config.ts';
 import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { type Db, engineOf, exclusiveJob, openDatabase } from './db/index.ts';
 import type { AppDeps } from './deps.ts';
+import { DetectionPolicies } from './detection/index.ts';
 import { INSIGHTS_POLL_MS, INSIGHTS_TIMEOUT_MS, InsightsWorker } from './insights/index.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { loadOrCreateMasterKey } from './master-key.ts';
@@ -129,6 +130,7 @@ export async function openDeps(
     // SQLite runs one write at a time anyway; PostgreSQL overlaps a commit with the next batch.
     outbox: new SignalOutbox(queue, { maxInFlight: engineOf(db) === 'postgres' ? 2 : 1 }),
     commands: new CommandHub(),
+    detection: new DetectionPolicies(db),
     insights: { wake: () => analyser.wake() },
     tracer,
     worker,

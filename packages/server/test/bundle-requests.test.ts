@@ -290,11 +290,13 @@ describe("the agent's side", () => {
       body: { agent_version: '0.2.0', hostname: 'db-1.renamed', uptime_seconds: 86400, agent_uptime_seconds: 5 },
     });
     assert.equal(beat.status, 200, beat.text);
-    assert.deepEqual(beat.json, {
+    const { detection, ...timing } = beat.json;
+    assert.deepEqual(timing, {
       server_time: server.clock.now().toISOString(),
       heartbeat_seconds: 60,
       poll_wait_seconds: 25,
     });
+    assert.equal(Object.keys(detection.signal_types).length, 7, 'the detection policy rides along');
     const r = (await ask(agent.agent_id)).json;
     const list = await api(base, 'GET', '/v1/servers', { token: member });
     const row = (list.json.servers as Loose[]).find((s) => s.id === agent.agent_id);

@@ -73,6 +73,9 @@ describe('servers', () => {
       uptime_seconds: null,
       agent_uptime_seconds: null,
       active_request: null,
+      detectors: null,
+      spool_depth: null,
+      last_signal_at: null,
     });
   });
 

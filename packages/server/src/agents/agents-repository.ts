@@ -1,6 +1,7 @@
 // A tenant's enrolled agents. Agents are created by enrolment (enrollment/) and never deleted:
 // bundles and signals keep pointing at them.
 
+import type { DetectorStatus } from '@guard/contract/detection';
 import { audit } from '../audit/index.ts';
 import type { UserPrincipal } from '../auth/index.ts';
 import type { AgentTable, Db } from '../db/index.ts';
@@ -55,12 +56,36 @@ export class AgentsRepository {
   }
 
   /**
+   * When each of these agents' newest signal was received (test events and operational events
+   * are no agent's); an agent without one is left out. tenantId null: any tenant (support staff).
+   */
+  async lastSignals(tenantId: string | null, agentIds: string[]): Promise<Map<string, string>> {
+    if (agentIds.length === 0) return new Map();
+    let query = this.#db
+      .selectFrom('signals')
+      .select(['agent_id', (eb) => eb.fn.max('received_at').as('last')])
+      .where('agent_id', 'in', agentIds)
+      .groupBy('agent_id');
+    if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
+    const rows = await query.execute();
+    return new Map(rows.flatMap((r) => (r.agent_id !== null && r.last !== null ? [[r.agent_id, r.last]] : [])));
+  }
+
+  /**
    * A heartbeat of `guard-agent daemon`: what it reports of itself (version, hostname, uptimes)
    * replaces what enrolment or the last heartbeat recorded, and it counts as seen.
    */
   async heartbeat(
     agentId: string,
-    beat: { agentVersion: string; hostname: string; uptimeSeconds: number; agentUptimeSeconds: number | null },
+    beat: {
+      agentVersion: string;
+      hostname: string;
+      uptimeSeconds: number;
+      agentUptimeSeconds: number | null;
+      /** The detectors' states as reported (contract DetectorStatus); null: not reported. */
+      detectors: readonly DetectorStatus[] | null;
+      spoolDepth: number | null;
+    },
     at: Date,
   ): Promise<void> {
     const now = at.toISOString();
@@ -71,6 +96,8 @@ export class AgentsRepository {
         hostname: beat.hostname,
         uptime_seconds: beat.uptimeSeconds,
         agent_uptime_seconds: beat.agentUptimeSeconds,
+        detectors: beat.detectors === null ? null : JSON.stringify(beat.detectors),
+        spool_depth: beat.spoolDepth,
         last_heartbeat_at: now,
         last_seen_at: now,
       })

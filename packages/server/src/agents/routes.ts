@@ -4,7 +4,8 @@
 //   GET  /v1/servers              the same agents as the console's Servers page shows them, for
 //                                 admins and members, and support staff (every tenant, or one by
 //                                 ?tenant_id=): DESIGN §4 fields (last_seen_at, online), what the
-//                                 daemon's heartbeat reports, and the open bundle request
+//                                 daemon's heartbeat reports (with its detectors and spool), when
+//                                 its newest signal came, and the open bundle request
 // An agent is never deleted: its bundles and signals keep pointing at it.
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -44,7 +45,8 @@ export const agentRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps)
         tags: ['agents'],
         summary:
           "The tenant's servers (enrolled agents), newest enrolled first, with last seen, online, the daemon's " +
-          'heartbeat and the open bundle request (admins, members; support staff every tenant or one)',
+          'heartbeat (detectors, spool), the newest signal and the open bundle request (admins, members; support ' +
+          'staff every tenant or one)',
         querystring: ServerListQuery,
         response: { 200: ServerList, ...ErrorResponses },
       },
@@ -55,12 +57,11 @@ export const agentRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps)
       const limit = req.query.limit ?? 50;
       const rows = await agents.list(tenantId, { limit, before: parseBefore(req.query.before) });
       const now = deps.now();
-      const open = await agents.openRequests(
-        rows.map((r) => r.id),
-        now,
-      );
+      const ids = rows.map((r) => r.id);
+      const open = await agents.openRequests(ids, now);
+      const lastSignals = await agents.lastSignals(tenantId, ids);
       return {
-        servers: rows.map((row) => serverView(row, now, open.get(row.id))),
+        servers: rows.map((row) => serverView(row, now, open.get(row.id), lastSignals.get(row.id) ?? null)),
         next_before: nextBefore(rows, limit, (a) => [a.enrolled_at, a.id]),
       };
     },

@@ -1,5 +1,6 @@
 // Request and response schemas of the agent routes, and what an admin sees of an agent.
 
+import { DetectorStatus } from '@guard/contract/detection';
 import { type Static, Type } from 'typebox';
 import type { AgentTable } from '../db/index.ts';
 import { BeforeParam } from '../pagination.ts';
@@ -79,6 +80,17 @@ export const ServerView = Type.Object({
   active_request: Type.Union([ActiveRequest, Type.Null()], {
     description: 'its open bundle request (one at a time), or null',
   }),
+  detectors: Type.Union([Type.Array(DetectorStatus), Type.Null()], {
+    description:
+      'each detector of the daemon (auth_log, file_integrity, exec): running, failed or disabled, why, and its ' +
+      'last event, as the last heartbeat reported; null when no heartbeat reported them',
+  }),
+  spool_depth: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'signals waiting in the daemon’s spool at the last heartbeat; null: not reported',
+  }),
+  last_signal_at: Type.Union([Type.String(), Type.Null()], {
+    description: 'when the newest signal of this server was received; null: none yet',
+  }),
 });
 
 export const ServerList = Type.Object({
@@ -99,6 +111,7 @@ export function serverView(
   row: AgentTable,
   now: Date,
   active: Static<typeof ActiveRequest> | undefined,
+  lastSignalAt: string | null,
 ): Static<typeof ServerView> {
   return {
     id: row.id,
@@ -114,5 +127,8 @@ export function serverView(
     uptime_seconds: row.uptime_seconds,
     agent_uptime_seconds: row.agent_uptime_seconds,
     active_request: active ?? null,
+    detectors: row.detectors ? (JSON.parse(row.detectors) as DetectorStatus[]) : null,
+    spool_depth: row.spool_depth ?? null,
+    last_signal_at: lastSignalAt,
   };
 }

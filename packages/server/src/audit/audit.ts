@@ -13,6 +13,7 @@ export type AuditAction =
   | 'bundle_request.create'
   | 'bundle_request.denied'
   | 'tenant.settings'
+  | 'detection.update'
   | 'agent.revoke'
   | 'user.create'
   | 'user.role'

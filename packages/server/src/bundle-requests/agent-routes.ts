@@ -1,11 +1,15 @@
 // The agent-facing protocol of `guard-agent daemon` (docs/guard-agent-daemon.md), every call
 // with the agent's API key:
-//   POST /v1/agent/heartbeat               {agent_version, hostname, uptime_seconds, agent_uptime_seconds?}
-//                                          → {server_time, heartbeat_seconds, poll_wait_seconds}
-//   GET  /v1/agent/commands?wait=SECONDS   long poll (wait ≤ 30 s): answered at once when the agent
-//                                          has a command, when a request for it is created, or
-//                                          after the wait with none. A command not acknowledged is
-//                                          handed out again by the next poll.
+//   POST /v1/agent/heartbeat               {agent_version, hostname, uptime_seconds, agent_uptime_seconds?,
+//                                          detectors?, spool_depth?}
+//                                          → {server_time, heartbeat_seconds, poll_wait_seconds, detection}
+//   GET  /v1/agent/commands?wait=SECONDS&detection_version=V
+//                                          long poll (wait ≤ 30 s): answered at once when the agent
+//                                          has a command, when a request for it is created, when the
+//                                          tenant's detection policy is not version V (or changes
+//                                          while held), or after the wait with none; every answer
+//                                          carries the policy (`detection`). A command not
+//                                          acknowledged is handed out again by the next poll.
 //   POST /v1/agent/commands/{id}/ack       the agent took it (it no longer expires) → {id, state}
 //   POST /v1/agent/commands/{id}/report    {state: collecting|uploading|done|failed|interrupted,
 //                                          bundle_id?, error?, step?, reason?} → {id, state};
@@ -25,6 +29,7 @@ import {
 import { Type } from 'typebox';
 import { requireAgent } from '../auth/index.ts';
 import type { BundleRequestTable } from '../db/index.ts';
+import { agentPolicyView, versionOf } from '../detection/index.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { ErrorResponses, IdParams } from '../route-schemas.ts';
 import type { Applied } from './bundle-requests-repository.ts';
@@ -44,6 +49,13 @@ const PollQuery = Type.Object({
       maximum: MAX_POLL_WAIT_SECONDS,
       default: 0,
       description: 'seconds to hold the poll when there is no command (0: answer at once)',
+    }),
+  ),
+  detection_version: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description:
+        'the detection policy version the agent applies: the poll answers at once when the policy is another',
     }),
   ),
 });
@@ -77,7 +89,9 @@ export const agentCommandRoutes: FastifyPluginAsyncTypebox<RequestsContext> = as
     {
       schema: {
         tags: ['agent'],
-        summary: "guard-agent daemon's heartbeat (agent key): its version, hostname and uptimes; it counts as seen",
+        summary:
+          "guard-agent daemon's heartbeat (agent key): its version, hostname, uptimes, detectors and spool; it counts " +
+          "as seen; the answer carries the tenant's detection policy",
         body: HeartbeatRequest,
         response: { 200: HeartbeatResponse, ...ErrorResponses },
       },
@@ -92,6 +106,8 @@ export const agentCommandRoutes: FastifyPluginAsyncTypebox<RequestsContext> = as
           hostname: req.body.hostname,
           uptimeSeconds: req.body.uptime_seconds,
           agentUptimeSeconds: req.body.agent_uptime_seconds ?? null,
+          detectors: req.body.detectors ?? null,
+          spoolDepth: req.body.spool_depth ?? null,
         },
         at,
       );
@@ -99,6 +115,7 @@ export const agentCommandRoutes: FastifyPluginAsyncTypebox<RequestsContext> = as
         server_time: at.toISOString(),
         heartbeat_seconds: HEARTBEAT_SECONDS,
         poll_wait_seconds: POLL_WAIT_SECONDS,
+        detection: agentPolicyView(await ctx.detection.get(agent.tenantId)),
       };
     },
   );
@@ -109,8 +126,9 @@ export const agentCommandRoutes: FastifyPluginAsyncTypebox<RequestsContext> = as
       schema: {
         tags: ['agent'],
         summary:
-          'Long poll for commands (agent key): answered at once when there is one, else when one is created or ' +
-          'after `wait` seconds with none',
+          'Long poll for commands (agent key): answered at once when there is one, else when one is created, when ' +
+          'the detection policy is not `detection_version` (or changes while held), or after `wait` seconds with none; ' +
+          'every answer carries the detection policy',
         querystring: PollQuery,
         response: { 200: CommandList, ...ErrorResponses },
       },
@@ -121,12 +139,16 @@ export const agentCommandRoutes: FastifyPluginAsyncTypebox<RequestsContext> = as
       const deadline = Date.now() + (req.query.wait ?? 0) * 1000;
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());
+      // The policy version the agent has: the one it names, else the one this poll began with.
+      let known = req.query.detection_version;
       for (;;) {
         const rows = await ctx.requests.commandsFor(agent.agentId, ctx.now());
+        const policy = await ctx.detection.get(agent.tenantId);
+        known ??= versionOf(policy);
         const left = deadline - Date.now();
-        if (rows.length > 0 || left <= 0 || gone.signal.aborted || ctx.hub.closed)
-          return { commands: rows.map(commandView) };
-        await ctx.hub.wait(agent.agentId, Math.min(RECHECK_MS, left), gone.signal);
+        if (rows.length > 0 || versionOf(policy) !== known || left <= 0 || gone.signal.aborted || ctx.hub.closed)
+          return { commands: rows.map(commandView), detection: agentPolicyView(policy) };
+        await ctx.hub.wait(agent.agentId, Math.min(RECHECK_MS, left), gone.signal, agent.tenantId);
       }
     },
   );

@@ -1,5 +1,6 @@
 import type { AgentsRepository } from '../agents/index.ts';
 import type { Db } from '../db/index.ts';
+import type { DetectionPolicies } from '../detection/index.ts';
 import type { TenantsRepository } from '../tenants/index.ts';
 import type { BundleRequestsRepository } from './bundle-requests-repository.ts';
 import type { CommandHub } from './command-hub.ts';
@@ -10,6 +11,8 @@ export interface RequestsContext {
   agents: AgentsRepository;
   tenants: TenantsRepository;
   hub: CommandHub;
+  /** The tenant's detection policy, handed to the agent in every heartbeat and poll answer. */
+  detection: DetectionPolicies;
   /** For the audit log and the bundle a done report names. */
   db: Db;
   now: () => Date;

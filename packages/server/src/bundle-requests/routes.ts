@@ -17,6 +17,7 @@ export const bundleRequestRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (ap
     agents: new AgentsRepository(deps.db),
     tenants: new TenantsRepository(deps.db),
     hub: deps.commands,
+    detection: deps.detection,
     db: deps.db,
     now: deps.now,
     ttlMs: deps.config.bundleRequestTtlMs,

@@ -1,17 +1,45 @@
 // Signals: created by agents (POST /v1/signals, agent key: tenant, server_id and server_name
 // come from the agent's enrolment), read by the tenant's people. Written through the outbox
-// (outbox.ts): the signal and its deliveries in one transaction.
+// (outbox.ts): the signal and its deliveries in one transaction. An agent's Idempotency-Key
+// makes a retried POST answer the first signal (200) instead of making another; the tenant's
+// detection policy is applied before anything is written.
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN, isDetectionSignalType } from '@guard/contract/detection';
 import { requireAgent, requireTenantUser } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
-import { notFound } from '../errors.ts';
+import { ingestDecision } from '../detection/index.ts';
+import { badRequest, notFound } from '../errors.ts';
 import { nextBefore, parseBefore } from '../pagination.ts';
 import { ErrorResponses, IdParams } from '../route-schemas.ts';
 import { validTraceparent } from '../tracing/index.ts';
-import { CreatedSignal, CreateSignal, SignalList, SignalListQuery, SignalView, signalView } from './schemas.ts';
+import {
+  CreatedSignal,
+  CreateSignal,
+  SignalHeaders,
+  SignalList,
+  SignalListQuery,
+  SignalView,
+  SuppressedSignal,
+  signalView,
+} from './schemas.ts';
 import { signalFromAgent } from './signal-from-agent.ts';
 import { SignalsRepository } from './signals-repository.ts';
+
+const SUPPRESSED = "disabled by the tenant's detection policy";
+const IDEMPOTENCY_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
+
+/** The `Idempotency-Key` header's value; null when there is none; 400 when it is not one. */
+function idempotencyKey(header: string | string[] | undefined): string | null {
+  if (header === undefined) return null;
+  if (typeof header !== 'string' || !IDEMPOTENCY_KEY.test(header))
+    throw badRequest(
+      `Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters of A-Z, a-z, 0-9, ".", "_", ":" and "-" ` +
+        '(one per signal; a retried POST sends the same key again)',
+      'invalid_idempotency_key',
+    );
+  return header;
+}
 
 /** An RFC 3339 time in the stored form (toISOString), so that text order is time order. */
 const instant = (t: string | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
@@ -25,14 +53,38 @@ export const signalRoutes: FastifyPluginAsyncTypebox<AppDeps & { wakeDeliveries:
       schema: {
         tags: ['signals'],
         summary:
-          'Create a security signal (agent key); it is delivered to every enabled webhook endpoint of the tenant',
+          'Create a security signal (agent key); it is delivered to every enabled webhook endpoint of the tenant. ' +
+          'With an Idempotency-Key this agent used before: 200 and the first signal, nothing created. A detection ' +
+          "type the tenant's detection policy turned off: 202, not stored; an overridden severity replaces the agent's",
+        headers: SignalHeaders,
         body: CreateSignal,
-        response: { 201: CreatedSignal, ...ErrorResponses },
+        response: {
+          201: CreatedSignal,
+          200: { ...CreatedSignal, description: 'the signal an earlier POST with this Idempotency-Key created' },
+          202: SuppressedSignal,
+          ...ErrorResponses,
+        },
       },
     },
     async (req, reply) => {
       const agent = requireAgent(req);
-      const signal = signalFromAgent(agent, req.body, deps.now().toISOString());
+      const key = idempotencyKey(req.headers['idempotency-key']);
+      let body = req.body;
+      // The tenant's detection policy, a safety net behind the agent's own (which it gets
+      // through its command channel): a type turned off is not stored, an overridden severity
+      // replaces the agent's. Other signal types pass unchanged.
+      if (isDetectionSignalType(body.signal_type)) {
+        const decision = ingestDecision(await deps.detection.get(agent.tenantId), body.signal_type, body.severity);
+        if (decision.suppressed) {
+          // A retry of a signal stored before the type was turned off still answers that signal.
+          const earlier =
+            key === null ? undefined : await signals.findByIdempotencyKey(agent.tenantId, agent.agentId, key);
+          if (earlier) return reply.code(200).send({ signal_id: earlier.signalId, deliveries: earlier.deliveries });
+          return reply.code(202).send({ signal_id: null, deliveries: 0, suppressed: SUPPRESSED });
+        }
+        body = { ...body, severity: decision.severity };
+      }
+      const signal = signalFromAgent(agent, body, deps.now().toISOString(), key);
       // W3C trace context: the agent's traceparent (an invalid one is ignored) is the ingest
       // span's parent; the signal keeps the span's (with tracing off, the agent's), and its
       // deliveries carry it on.
@@ -49,10 +101,15 @@ export const signalRoutes: FastifyPluginAsyncTypebox<AppDeps & { wakeDeliveries:
       });
       signal.traceparent = span.traceparent ?? null;
       try {
-        const deliveries = (await deps.outbox.write(signal)).length;
-        span.setAttributes({ 'guard.deliveries': deliveries, 'http.response.status_code': 201 });
-        if (deliveries > 0) deps.wakeDeliveries();
-        return reply.code(201).send({ signal_id: signal.id, deliveries });
+        const written = await deps.outbox.writeOnce(signal);
+        const status = written.created ? 201 : 200;
+        span.setAttributes({
+          'guard.deliveries': written.deliveries,
+          'http.response.status_code': status,
+          ...(written.created ? {} : { 'guard.signal.id': written.signalId, 'guard.signal.replayed': true }),
+        });
+        if (written.created && written.deliveries > 0) deps.wakeDeliveries();
+        return reply.code(status).send({ signal_id: written.signalId, deliveries: written.deliveries });
       } catch (error) {
         span.fail('the signal could not be stored');
         throw error;

@@ -25,6 +25,24 @@ export type CreateSignal = Static<typeof CreateSignal>;
 
 export const CreatedSignal = Type.Object({ signal_id: Type.String(), deliveries: Type.Integer() });
 
+/** A signal of a type the tenant's detection policy turned off: not stored. */
+export const SuppressedSignal = Type.Object({
+  signal_id: Type.Null(),
+  deliveries: Type.Literal(0),
+  suppressed: Type.String({ description: 'why the signal was not stored' }),
+});
+
+export const SignalHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description:
+        '1–200 characters of A–Z, a–z, 0–9, `.`, `_`, `:`, `-`, unique per signal of this agent. A POST with a key ' +
+        'this agent used before creates nothing and answers 200 with the first signal_id and its deliveries. The ' +
+        "key is remembered as long as its signal is kept (signals are kept; erasing a signal's payload keeps the key)",
+    }),
+  ),
+});
+
 export const SignalView = Type.Object({
   signal_id: Type.String(),
   tenant_id: Type.String(),

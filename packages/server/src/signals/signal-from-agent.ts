@@ -3,11 +3,15 @@ import type { SignalTable } from '../db/index.ts';
 import { timeOrderedId } from '../ids.ts';
 import type { CreateSignal } from './schemas.ts';
 
-/** The signal row an agent's POST /v1/signals creates: server id, name and environment come from its enrolment. */
+/**
+ * The signal row an agent's POST /v1/signals creates: server id, name and environment come from
+ * its enrolment; the idempotency key from its `Idempotency-Key` header.
+ */
 export function signalFromAgent(
   agent: Pick<AgentPrincipal, 'agentId' | 'tenantId' | 'hostname' | 'environment'>,
   body: CreateSignal,
   now: string,
+  idempotencyKey: string | null = null,
 ): SignalTable {
   return {
     id: timeOrderedId('sig'),
@@ -26,5 +30,6 @@ export function signalFromAgent(
     is_test: 0,
     event_type: 'signal_created',
     event_data: null,
+    idempotency_key: idempotencyKey,
   };
 }

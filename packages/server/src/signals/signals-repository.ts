@@ -22,6 +22,30 @@ export class SignalsRepository {
     this.#db = db;
   }
 
+  /** The signal this agent sent with this idempotency key, with its delivery count; undefined: none. */
+  async findByIdempotencyKey(
+    tenantId: string,
+    agentId: string,
+    key: string,
+  ): Promise<{ signalId: string; deliveries: number } | undefined> {
+    const row = await this.#db
+      .selectFrom('signals as s')
+      .select((eb) => [
+        's.id',
+        eb
+          .selectFrom('webhook_deliveries as d')
+          .select((d) => d.fn.countAll<number | string>().as('n'))
+          .whereRef('d.signal_id', '=', 's.id')
+          .where('d.tenant_id', '=', tenantId)
+          .as('deliveries'),
+      ])
+      .where('s.tenant_id', '=', tenantId)
+      .where('s.agent_id', '=', agentId)
+      .where('s.idempotency_key', '=', key)
+      .executeTakeFirst();
+    return row && { signalId: row.id, deliveries: Number(row.deliveries ?? 0) };
+  }
+
   /** Real signals, newest received first, filtered; test events of endpoints are left out. */
   async list(tenantId: string, page: PageRequest & SignalFilter): Promise<SignalTable[]> {
     let query = this.#db
