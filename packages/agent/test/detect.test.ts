@@ -23,7 +23,7 @@ import {
   type WebhookServer,
 } from '../../server/test/webhook-harness.ts';
 import { enrolledHome, type RunningDaemon, startDaemon, stopAllDaemons } from './daemon-harness.ts';
-import { TempDirs } from './harness.ts';
+import { collectArgs, extractBundle, runCli, TempDirs } from './harness.ts';
 import { waitFor } from './upload-harness.ts';
 
 const dirs = new TempDirs();
@@ -200,5 +200,24 @@ describe('guard-agent daemon detects events on this host and they arrive as sign
       /level=INFO msg="guard-agent daemon started"/,
       `the daemon writes its own log to log_path:\n${log}\nstderr:\n${daemon.log()}`,
     );
+  });
+
+  it('a bundle of this host holds what the daemon did and each detector in system.json', async () => {
+    const out = join(home.root, 'after-detection.tar.zst');
+    const r = await runCli(collectArgs(home, out));
+    assert.equal(r.code, 0, r.stderr);
+    const members = await extractBundle(out, home.root);
+    const system = JSON.parse((members.get('system.json') as Buffer).toString('utf8'));
+    const detectors = system.ebpf.probe_status.detectors as { name: string; state: string }[];
+    assert.deepEqual(
+      detectors.map((d) => d.name),
+      ['auth_log', 'file_integrity', 'exec'],
+    );
+    assert.ok(
+      detectors.every((d) => d.state === 'running' || (d.name === 'exec' && !canEbpf)),
+      JSON.stringify(detectors),
+    );
+    assert.equal(typeof system.ebpf.probe_status.spool_depth, 'number');
+    assert.match((members.get('agent.log') as Buffer).toString('utf8'), /msg="detector auth_log running"/);
   });
 });

@@ -19,6 +19,7 @@ import { type FollowPosition, followLog } from './log-follower.ts';
 import {
   authSignal,
   bruteforceSignal,
+  DEFAULT_SEVERITY,
   DETECTION_TYPES,
   type DetectionType,
   execSignal,
@@ -230,7 +231,10 @@ export class Detection {
     for (const s of signals) {
       const rule = this.#policy?.signal_types[s.signal_type];
       if (rule?.enabled === false) continue;
-      const signal = rule?.severity ? { ...s, severity: rule.severity } : s;
+      // The policy carries every type's severity, the default where the tenant set none: only
+      // another value is an override (a shell through sudo keeps its 4 under the default 3).
+      const overridden = rule?.severity !== undefined && rule.severity !== DEFAULT_SEVERITY[s.signal_type];
+      const signal = overridden ? { ...s, severity: rule.severity } : s;
       const { send, summaries } = this.#flood.admit(signal, at);
       out.push(...summaries);
       if (send) out.push(signal);

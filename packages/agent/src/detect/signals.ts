@@ -14,6 +14,17 @@ export const DETECTION_TYPES = [
 ] as const;
 export type DetectionType = (typeof DETECTION_TYPES)[number];
 
+/** Each type's default severity (DESIGN §3; sudo_command_executed is 4 for a shell). */
+export const DEFAULT_SEVERITY: Record<DetectionType, number> = {
+  sudo_command_executed: 3,
+  ssh_login_failed: 2,
+  ssh_bruteforce: 4,
+  ssh_login_succeeded: 1,
+  user_created: 3,
+  critical_file_modified: 4,
+  exec_from_writable_dir: 4,
+};
+
 /** The body of POST /v1/signals an agent sends (the server fills in the server and its environment). */
 export interface SignalBody {
   signal_type: DetectionType;
