@@ -93,6 +93,7 @@ export function createRouter() {
                 path: 'integrations/webhooks/:endpointId/deliveries/:deliveryId',
                 lazy: page(() => import('../features/webhooks/routes/delivery-detail.tsx')),
               },
+              { path: 'detection', lazy: page(() => import('../features/detection/routes/detection-settings.tsx')) },
               { path: 'users', lazy: page(() => import('../features/users/routes/users.tsx')) },
               { path: 'retention', lazy: page(() => import('../features/settings/routes/data-retention.tsx')) },
               { path: 'account', lazy: page(() => import('../features/settings/routes/account.tsx')) },

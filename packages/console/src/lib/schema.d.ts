@@ -1520,7 +1520,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's servers (enrolled agents), newest enrolled first, with last seen, online, the daemon's heartbeat and the open bundle request (admins, members; support staff every tenant or one) */
+        /** The tenant's servers (enrolled agents), newest enrolled first, with last seen, online, the daemon's heartbeat (detectors, spool), the newest signal and the open bundle request (admins, members; support staff every tenant or one) */
         get: {
             parameters: {
                 query?: {
@@ -1571,6 +1571,24 @@ export interface paths {
                                     state: string;
                                     created_at: string;
                                 } | null;
+                                /** @description each detector of the daemon (auth_log, file_integrity, exec): running, failed or disabled, why, and its last event, as the last heartbeat reported; null when no heartbeat reported them */
+                                detectors: {
+                                    /** @enum {string} */
+                                    name: "auth_log" | "file_integrity" | "exec";
+                                    /** @enum {string} */
+                                    state: "running" | "failed" | "disabled";
+                                    /** @description why it failed or is disabled, in words */
+                                    reason?: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description when it last turned an event into a signal
+                                     */
+                                    last_event_at?: string;
+                                }[] | null;
+                                /** @description signals waiting in the daemon’s spool at the last heartbeat; null: not reported */
+                                spool_depth: number | null;
+                                /** @description when the newest signal of this server was received; null: none yet */
+                                last_signal_at: string | null;
                             }[];
                             next_before: string | null;
                         };
@@ -2017,7 +2035,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** guard-agent daemon's heartbeat (agent key): its version, hostname and uptimes; it counts as seen */
+        /** guard-agent daemon's heartbeat (agent key): its version, hostname, uptimes, detectors and spool; it counts as seen; the answer carries the tenant's detection policy */
         post: {
             parameters: {
                 query?: never;
@@ -2034,6 +2052,22 @@ export interface paths {
                         uptime_seconds: number;
                         /** @description how long the daemon has run */
                         agent_uptime_seconds?: number;
+                        /** @description the state of each detector (detection); shown on the Servers page */
+                        detectors?: {
+                            /** @enum {string} */
+                            name: "auth_log" | "file_integrity" | "exec";
+                            /** @enum {string} */
+                            state: "running" | "failed" | "disabled";
+                            /** @description why it failed or is disabled, in words */
+                            reason?: string;
+                            /**
+                             * Format: date-time
+                             * @description when it last turned an event into a signal
+                             */
+                            last_event_at?: string;
+                        }[];
+                        /** @description signals waiting in the spool for the service to take them */
+                        spool_depth?: number;
                     };
                 };
             };
@@ -2054,6 +2088,22 @@ export interface paths {
                             heartbeat_seconds: number;
                             /** @description the longest wait a command poll is held */
                             poll_wait_seconds: number;
+                            /** @description the tenant's detection policy (all seven types) */
+                            detection?: {
+                                /** @description opaque; changes whenever the tenant changes the policy */
+                                version: string;
+                                /** @description every detection signal type, by name */
+                                signal_types: {
+                                    [key: string]: {
+                                        /** @description false: the agent raises no signal of this type */
+                                        enabled: boolean;
+                                        /** @description the severity to raise it with: the tenant’s override, else the default */
+                                        severity: number;
+                                        /** @description the tenant set the severity: use it as is (else the agent may still raise sudo_command_executed for a shell with 4) */
+                                        overridden?: boolean;
+                                    };
+                                };
+                            };
                         };
                     };
                 };
@@ -2091,12 +2141,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Long poll for commands (agent key): answered at once when there is one, else when one is created or after `wait` seconds with none */
+        /** Long poll for commands (agent key): answered at once when there is one, else when one is created, when the detection policy is not `detection_version` (or changes while held), or after `wait` seconds with none; every answer carries the detection policy */
         get: {
             parameters: {
                 query?: {
                     /** @description seconds to hold the poll when there is no command (0: answer at once) */
                     wait?: number;
+                    /** @description the detection policy version the agent applies: the poll answers at once when the policy is another */
+                    detection_version?: string;
                 };
                 header?: never;
                 path?: never;
@@ -2135,6 +2187,22 @@ export interface paths {
                                  */
                                 expires_at: string;
                             }[];
+                            /** @description the tenant's detection policy (all seven types) */
+                            detection?: {
+                                /** @description opaque; changes whenever the tenant changes the policy */
+                                version: string;
+                                /** @description every detection signal type, by name */
+                                signal_types: {
+                                    [key: string]: {
+                                        /** @description false: the agent raises no signal of this type */
+                                        enabled: boolean;
+                                        /** @description the severity to raise it with: the tenant’s override, else the default */
+                                        severity: number;
+                                        /** @description the tenant set the severity: use it as is (else the agent may still raise sudo_command_executed for a shell with 4) */
+                                        overridden?: boolean;
+                                    };
+                                };
+                            };
                         };
                     };
                 };
@@ -2306,6 +2374,145 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/detection/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's detection policy: each of the seven detection signal types, on or off, and its severity (admins and members) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description all seven, in DESIGN §3’s order */
+                            signal_types: {
+                                /** @enum {string} */
+                                signal_type: "sudo_command_executed" | "ssh_login_failed" | "ssh_bruteforce" | "ssh_login_succeeded" | "user_created" | "critical_file_modified" | "exec_from_writable_dir";
+                                enabled: boolean;
+                                /** @description the tenant’s override; null: the default severity applies */
+                                severity: number | null;
+                                default_severity: number;
+                                /** @description what raises it */
+                                description: string;
+                            }[];
+                            /** @description opaque; changes whenever the policy changes */
+                            version: string;
+                            /** @description the last change; null: never changed */
+                            updated_at: string | (never | null);
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /** Change the detection policy (admin; audited): turn signal types on or off and override their severity (null: the default). Only the types and fields given change; the tenant’s agents get it within seconds */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description by signal type name; a name that is not one of the seven is refused (400) */
+                        signal_types: {
+                            [key: string]: {
+                                enabled?: boolean;
+                                /** @description null: back to the default severity */
+                                severity?: number | null;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description all seven, in DESIGN §3’s order */
+                            signal_types: {
+                                /** @enum {string} */
+                                signal_type: "sudo_command_executed" | "ssh_login_failed" | "ssh_bruteforce" | "ssh_login_succeeded" | "user_created" | "critical_file_modified" | "exec_from_writable_dir";
+                                enabled: boolean;
+                                /** @description the tenant’s override; null: the default severity applies */
+                                severity: number | null;
+                                default_severity: number;
+                                /** @description what raises it */
+                                description: string;
+                            }[];
+                            /** @description opaque; changes whenever the policy changes */
+                            version: string;
+                            /** @description the last change; null: never changed */
+                            updated_at: string | (never | null);
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2940,11 +3147,14 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a security signal (agent key); it is delivered to every enabled webhook endpoint of the tenant */
+        /** Create a security signal (agent key); it is delivered to every enabled webhook endpoint of the tenant. With an Idempotency-Key this agent used before: 200 and the first signal, nothing created. A detection type the tenant's detection policy turned off: 202, not stored; an overridden severity replaces the agent's */
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description 1–200 characters of A–Z, a–z, 0–9, `.`, `_`, `:`, `-`, unique per signal of this agent. A POST with a key this agent used before creates nothing and answers 200 with the first signal_id and its deliveries. The key is remembered as long as its signal is kept (signals are kept; erasing a signal's payload keeps the key) */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -2969,6 +3179,18 @@ export interface paths {
                 };
             };
             responses: {
+                /** @description the signal an earlier POST with this Idempotency-Key created */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            signal_id: string;
+                            deliveries: number;
+                        };
+                    };
+                };
                 /** @description Default Response */
                 201: {
                     headers: {
@@ -2978,6 +3200,22 @@ export interface paths {
                         "application/json": {
                             signal_id: string;
                             deliveries: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {object|null} */
+                            signal_id: never | null;
+                            /** @enum {number} */
+                            deliveries: 0;
+                            /** @description why the signal was not stored */
+                            suppressed: string;
                         };
                     };
                 };

@@ -18,6 +18,9 @@ const RULES = {
   /** Erase a signal's payload on request, and set how long the delivery log is kept. */
   manageRetention: ['admin'],
   manageUsers: ['admin'],
+  /** The tenant's detection policy (which host detection signal types its agents raise). */
+  readDetection: ['admin', 'member'],
+  manageDetection: ['admin'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof RULES;

@@ -13,6 +13,48 @@ export interface ServerRow {
   revoked_at: string | null;
   last_heartbeat_at: string | null;
   active_request: { id: string; state: string; created_at: string } | null;
+  detectors: DetectorStatus[] | null;
+  spool_depth: number | null;
+  last_signal_at: string | null;
+}
+
+export interface DetectorStatus {
+  name: string;
+  state: string;
+  reason?: string;
+  last_event_at?: string;
+}
+
+const DETECTOR_TONE: Record<string, string> = { running: 'ok', failed: 'danger', disabled: 'neutral' };
+
+/**
+ * Each detector the daemon reported: its state, why it failed (also on hover), its last event;
+ * then the spool, if signals wait in it, and when the server's newest signal came.
+ */
+function Detectors({ server }: { server: ServerRow }) {
+  return (
+    <ul className="detectors">
+      {server.detectors === null && <li className="hint">detectors not reported</li>}
+      {server.detectors?.map((d) => (
+        <li key={d.name} title={d.reason}>
+          <span className="mono">{d.name}</span>{' '}
+          <span className={`badge ${DETECTOR_TONE[d.state] ?? 'neutral'}`}>{d.state}</span>
+          {d.reason && <div className="hint">{d.reason}</div>}
+          {d.last_event_at && (
+            <div className="hint">
+              last event <RelativeTime at={d.last_event_at} />
+            </div>
+          )}
+        </li>
+      ))}
+      {server.spool_depth !== null && server.spool_depth > 0 && (
+        <li className="hint">{server.spool_depth} signal(s) waiting in the spool</li>
+      )}
+      <li className="hint">
+        last signal <RelativeTime at={server.last_signal_at} empty="none yet" />
+      </li>
+    </ul>
+  );
 }
 
 function state(s: ServerRow): { label: string; tone: string } {
@@ -45,6 +87,7 @@ export function ServerTable({ servers, showTenant, canRequest, requesting, onReq
             <th scope="col">Agent version</th>
             <th scope="col">Enrolled</th>
             <th scope="col">Last seen</th>
+            <th scope="col">Detection</th>
             <th scope="col">Support bundle</th>
           </tr>
         </thead>
@@ -70,6 +113,9 @@ export function ServerTable({ servers, showTenant, canRequest, requesting, onReq
                 </td>
                 <td className="nowrap">
                   <RelativeTime at={s.last_seen_at} empty="never" />
+                </td>
+                <td>
+                  <Detectors server={s} />
                 </td>
                 <td className="nowrap">
                   {open ? (

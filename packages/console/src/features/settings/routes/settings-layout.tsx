@@ -1,11 +1,12 @@
 import { NavLink, Outlet } from 'react-router';
 import { useCan } from '../../auth/index.ts';
 
-/** Settings: its own navigation (Integrations, Users, Account) beside the page. */
+/** Settings: its own navigation (Integrations, Detection, Users, Data retention, Account) beside the page. */
 export function SettingsLayout() {
   const integrations = useCan('readWebhooks');
   const users = useCan('manageUsers');
   const retention = useCan('manageRetention');
+  const detection = useCan('readDetection');
   return (
     <div className="settings">
       <nav className="settings-nav" aria-label="Settings">
@@ -13,6 +14,11 @@ export function SettingsLayout() {
           {integrations && (
             <li>
               <NavLink to="/settings/integrations">Integrations</NavLink>
+            </li>
+          )}
+          {detection && (
+            <li>
+              <NavLink to="/settings/detection">Detection</NavLink>
             </li>
           )}
           {users && (

@@ -1,4 +1,4 @@
-import { severityLabel } from '../severity.ts';
+import { severityLabel } from '../../../lib/severity.ts';
 
 export function SeverityBadge({ severity }: { severity: number }) {
   return (

@@ -1,6 +1,6 @@
 import { type FormEvent, useId } from 'react';
+import { SEVERITIES } from '../../../lib/severity.ts';
 import { type SignalFilters as Filters, useServerChoices } from '../api/signals.ts';
-import { SEVERITIES } from '../severity.ts';
 
 /** Filters of the signals list; applied on submit so typing does not fetch on each key. */
 export function SignalFilters({ value, onChange }: { value: Filters; onChange: (f: Filters) => void }) {
