@@ -5,10 +5,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { validateEndpointUrl, validateHeaders } from '../../server/src/webhooks/endpoint-rules.ts';
 import { can, homePath } from '../src/features/auth/permissions.ts';
-import { severityLabel } from '../src/features/signals/severity.ts';
+import { changesOf, severityText, shown } from '../src/features/detection/policy-draft.ts';
 import { headerProblem, headersObject, urlProblem } from '../src/features/webhooks/endpoint-rules.ts';
 import { formatBytes } from '../src/lib/bytes.ts';
 import { formatExact, formatRelative } from '../src/lib/relative-time.ts';
+import { severityLabel } from '../src/lib/severity.ts';
 
 const URLS = [
   'https://hooks.example.com/guard',
@@ -90,4 +91,45 @@ test('members and support staff get no write controls; support lands on bundles'
   assert.ok(!can(undefined, 'readSignals'));
   assert.equal(homePath('support'), '/support/bundles');
   assert.equal(homePath('member'), '/signals');
+});
+
+test('the detection page sends only what differs from the server, and words each change', () => {
+  const entries = [
+    { signal_type: 'sudo_command_executed', enabled: true, severity: null, default_severity: 3, description: 'd' },
+    { signal_type: 'ssh_login_succeeded', enabled: true, severity: null, default_severity: 1, description: 'd' },
+    { signal_type: 'user_created', enabled: false, severity: 4, default_severity: 3, description: 'd' },
+  ];
+  assert.deepEqual(changesOf(entries, {}), { body: {}, lines: [] });
+  // Changed and changed back: nothing to send.
+  assert.deepEqual(changesOf(entries, { user_created: { enabled: false, severity: 4 } }).lines, []);
+  const { body, lines } = changesOf(entries, {
+    sudo_command_executed: { severity: 5 },
+    ssh_login_succeeded: { enabled: false },
+    user_created: { enabled: true, severity: null },
+  });
+  assert.deepEqual(body, {
+    sudo_command_executed: { severity: 5 },
+    ssh_login_succeeded: { enabled: false },
+    user_created: { enabled: true, severity: null },
+  });
+  assert.deepEqual(lines, [
+    'sudo_command_executed: severity default (3) → 5 critical',
+    'ssh_login_succeeded: turn off',
+    'user_created: turn on',
+    'user_created: severity 4 high → default (3)',
+  ]);
+  assert.deepEqual(shown(entries[2], { user_created: { severity: null } }), { enabled: false, severity: null });
+  assert.equal(severityText(null, 3), 'default (3)');
+  assert.equal(severityText(1, 3), '1 info');
+});
+
+test('members read the detection policy; only admins change it', () => {
+  assert.deepEqual(
+    (['admin', 'member', 'support'] as const).map((r) => [can(r, 'readDetection'), can(r, 'manageDetection')]),
+    [
+      [true, true],
+      [true, false],
+      [false, false],
+    ],
+  );
 });
