@@ -220,4 +220,41 @@ describe('guard-agent daemon detects events on this host and they arrive as sign
     assert.equal(typeof system.ebpf.probe_status.spool_depth, 'number');
     assert.match((members.get('agent.log') as Buffer).toString('utf8'), /msg="detector auth_log running"/);
   });
+
+  it("the tenant's policy reaches the daemon within seconds: a type turned off is not sent, a severity overridden", async () => {
+    const put = await fetch(`${server.url}/v1/detection/policy`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        signal_types: { ssh_login_succeeded: { enabled: false }, user_created: { severity: 5 } },
+      }),
+    });
+    assert.equal(put.status, 200, await put.text());
+    await daemon.waitForLog(
+      /detection policy applied.*disabled=ssh_login_succeeded/,
+      'the policy at the daemon',
+      30_000,
+    );
+    const accepted = hitsOfType('ssh_login_succeeded').length;
+    await appendFile(authLog, syslog('sshd[901]', 'Accepted password for dave from 198.51.100.8 port 6000 ssh2'));
+    await appendFile(
+      authLog,
+      syslog('useradd[8]', 'new user: name=frank, UID=1002, GID=1002, home=/home/frank, shell=/bin/sh'),
+    );
+    const created = await waitForType('user_created', 2);
+    assert.equal(bodyJson(created[1]).data.severity, 5);
+    assert.equal(hitsOfType('ssh_login_succeeded').length, accepted, 'the type turned off sent nothing');
+    // The Servers page's data: each detector of this server, from the daemon's heartbeat.
+    await waitFor(
+      async () => {
+        const r = await fetch(`${server.url}/v1/servers`, { headers: { authorization: `Bearer ${adminToken}` } });
+        const s = ((await r.json()) as { servers: { id: string; detectors?: unknown[] }[] }).servers.find(
+          (x) => x.id === home.agentId,
+        );
+        return (s?.detectors?.length ?? 0) === 3;
+      },
+      'the heartbeat to report the detectors',
+      90_000,
+    );
+  });
 });

@@ -82,7 +82,8 @@ export function parseCommandState(value: unknown, step: string): CommandState {
 /** The tenant's detection policy as the service sends it (answers to heartbeat and poll). */
 export interface PolicyAnswer {
   version: string;
-  signal_types: Record<string, { enabled: boolean; severity: number }>;
+  /** `overridden`: the tenant set the severity (absent from older services: compare with the default). */
+  signal_types: Record<string, { enabled: boolean; severity: number; overridden?: boolean }>;
 }
 
 /**
@@ -98,7 +99,12 @@ export function parseDetectionPolicy(value: unknown): PolicyAnswer | undefined {
     if (!isDoc(rule) || typeof rule.enabled !== 'boolean') return undefined;
     const severity = rule.severity;
     if (!Number.isInteger(severity) || (severity as number) < 1 || (severity as number) > 5) return undefined;
-    out[type] = { enabled: rule.enabled, severity: severity as number };
+    if (rule.overridden !== undefined && typeof rule.overridden !== 'boolean') return undefined;
+    out[type] = {
+      enabled: rule.enabled,
+      severity: severity as number,
+      ...(rule.overridden === undefined ? {} : { overridden: rule.overridden }),
+    };
   }
   return { version, signal_types: out };
 }

@@ -55,7 +55,7 @@ export interface DetectorStatus {
 
 export interface DetectionPolicy {
   version: string;
-  signal_types: Partial<Record<DetectionType, { enabled: boolean; severity: number }>>;
+  signal_types: Partial<Record<DetectionType, { enabled: boolean; severity: number; overridden?: boolean }>>;
 }
 
 export type SendOutcome = { ok: true } | { ok: false; retry: boolean; error: string };
@@ -231,10 +231,10 @@ export class Detection {
     for (const s of signals) {
       const rule = this.#policy?.signal_types[s.signal_type];
       if (rule?.enabled === false) continue;
-      // The policy carries every type's severity, the default where the tenant set none: only
-      // another value is an override (a shell through sudo keeps its 4 under the default 3).
-      const overridden = rule?.severity !== undefined && rule.severity !== DEFAULT_SEVERITY[s.signal_type];
-      const signal = overridden ? { ...s, severity: rule.severity } : s;
+      // The policy carries every type's severity, the default where the tenant set none: only an
+      // override replaces the detector's (a shell through sudo keeps its 4 under the default 3).
+      const overridden = rule !== undefined && (rule.overridden ?? rule.severity !== DEFAULT_SEVERITY[s.signal_type]);
+      const signal = overridden && rule ? { ...s, severity: rule.severity } : s;
       const { send, summaries } = this.#flood.admit(signal, at);
       out.push(...summaries);
       if (send) out.push(signal);
