@@ -300,9 +300,11 @@ export class Detection {
     };
     const loop = async () => {
       if (source === 'journal') {
+        const since = this.#o.now();
         while (!signal.aborted) {
           await followJournal({
             cursor: this.#store?.position<string>(key),
+            since,
             extraArgs: this.#o.journalArgs,
             onProblem: problem,
             signal,

@@ -1,8 +1,8 @@
 // `auth_log: journal`: the systemd journal instead of a syslog file. journalctl follows the
 // journal with the three programs' messages only (matches on SYSLOG_IDENTIFIER are OR-ed),
 // one JSON object per entry; each entry's __CURSOR is the position kept in the store, so a
-// restart resumes after the last entry read (--after-cursor) and the first start reads
-// nothing old (--lines=0).
+// restart resumes after the last entry read (--after-cursor) and the first start reads the
+// entries from its own second on (--since=@<seconds>: none written while journalctl opens is lost).
 
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -15,8 +15,10 @@ export interface JournalEntry {
 }
 
 export interface JournalOptions {
-  /** The last cursor read, from the store; undefined: start now. */
+  /** The last cursor read, from the store; undefined: from `since` on. */
   cursor: string | undefined;
+  /** The first start's time (kept by the caller until a cursor is). */
+  since: Date;
   onEntries: (entries: JournalEntry[], cursor: string) => Promise<void> | void;
   onProblem: (message: string | undefined) => void;
   signal: AbortSignal;
@@ -62,7 +64,9 @@ export function followJournal(options: JournalOptions): Promise<void> {
     '--output=json',
     '--no-pager',
     '--quiet',
-    ...(options.cursor ? [`--after-cursor=${options.cursor}`] : ['--lines=0']),
+    ...(options.cursor
+      ? [`--after-cursor=${options.cursor}`]
+      : [`--since=@${Math.floor(options.since.getTime() / 1000)}`]),
     ...(options.extraArgs ?? []),
     ...PROGRAMS.flatMap((p, i) => (i === 0 ? [`SYSLOG_IDENTIFIER=${p}`] : ['+', `SYSLOG_IDENTIFIER=${p}`])),
   ];
