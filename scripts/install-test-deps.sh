@@ -36,6 +36,14 @@ command -v man >/dev/null || missing+=(man-db)
 command -v adduser >/dev/null || missing+=(adduser)
 command -v deb-systemd-helper >/dev/null || missing+=(init-system-helpers)
 command -v ss >/dev/null || missing+=(iproute2)
+# The agent's eBPF exec probe (scripts/build-exec-probe.sh); bpftrace is only its benchmark's anchor.
+command -v clang >/dev/null || missing+=(clang)
+command -v llvm-strip >/dev/null || missing+=(llvm)
+command -v bpftool >/dev/null || missing+=(bpftool)
+[ -f /usr/include/bpf/bpf_helpers.h ] || missing+=(libbpf-dev)
+[ -f /usr/include/gelf.h ] || missing+=(libelf-dev)
+[ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+command -v bpftrace >/dev/null || missing+=(bpftrace)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
