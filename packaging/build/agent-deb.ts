@@ -1,7 +1,9 @@
 // guard-agent_<version>_amd64.deb (issue 13): the single executable as /usr/bin/guard-agent,
-// /etc/guard/agent.yaml (conffile), /var/lib/guard and /var/log/guard (0750), the hardened
-// unit for `guard-agent daemon`, a logrotate rule that writes exactly the agent.log.<N>.gz
-// segments collect reads, and a man page per command.
+// the eBPF exec probe's helper as /usr/lib/guard-agent/guard-exec-probe when it has been built
+// (exec-probe.ts), /etc/guard/agent.yaml (conffile, 0600: it may hold proxy credentials),
+// /var/lib/guard and /var/log/guard (0750), the hardened unit for `guard-agent daemon`, a
+// logrotate rule that writes exactly the agent.log.<N>.gz segments collect reads, and a man
+// page per command.
 
 import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,7 +11,10 @@ import { AGENT_SEA, ensureAgentSea } from './agent-sea.ts';
 import { buildOnce, sourceHash } from './cache.ts';
 import { copyright } from './copyright.ts';
 import { buildDeb, COMPRESSION, type DebSpec, type Flavour, install, stageManPages, writeDocs } from './deb.ts';
+import { AGENT_EXEC_PROBE, EXEC_PROBE_BUILT, EXEC_PROBE_PACKAGED } from './exec-probe.ts';
 import { DIST, PACKAGING, ROOT, releaseVersion } from './paths.ts';
+
+export { AGENT_EXEC_PROBE } from './exec-probe.ts';
 
 const SRC = join(PACKAGING, 'agent');
 
@@ -31,7 +36,14 @@ export async function buildAgentDeb(
   const stage = join(DIST, '.build', `guard-agent-deb-${version}`);
   await rm(stage, { recursive: true, force: true });
   await install(AGENT_SEA, join(stage, 'usr', 'bin', 'guard-agent'), 0o755);
-  await install(join(SRC, 'agent.yaml'), join(stage, 'etc', 'guard', 'agent.yaml'), 0o644);
+  const probe = AGENT_EXEC_PROBE.built();
+  if (probe) await install(EXEC_PROBE_BUILT, join(stage, EXEC_PROBE_PACKAGED), 0o755);
+  else
+    console.warn(
+      'guard-agent .deb: packages/agent/ebpf/build/guard-exec-probe is not built (scripts/build-exec-probe.sh): the package has no exec probe',
+    );
+  // The configuration may hold proxy credentials: root's alone (the daemon runs as root).
+  await install(join(SRC, 'agent.yaml'), join(stage, 'etc', 'guard', 'agent.yaml'), 0o600);
   await install(join(SRC, 'guard-agent.logrotate'), join(stage, 'etc', 'logrotate.d', 'guard-agent'), 0o644);
   // The unit the agent package itself keeps (and tests); one file, whatever installs it.
   await install(
@@ -54,11 +66,13 @@ export async function buildAgentDeb(
     version,
     stage,
     section: 'admin',
-    elfFiles: ['usr/bin/guard-agent'],
-    description: `Guard host agent: enrolment and redacted support bundles
-guard-agent enrols a Linux host with a Guard service and builds redacted
-diagnostic bundles (.tar.zst) of its logs for Guard support, uploaded through
-presigned URLs. One executable with the Node.js runtime inside.`,
+    elfFiles: ['usr/bin/guard-agent', ...(probe ? [EXEC_PROBE_PACKAGED.slice(1)] : [])],
+    description: `Guard host agent: detection signals and redacted support bundles
+guard-agent enrols a Linux host with a Guard service, turns host events (sudo,
+SSH logins, new users, changed critical files, executions from writable
+directories) into signals, and builds redacted diagnostic bundles (.tar.zst) of
+its logs for Guard support, uploaded through presigned URLs. One executable
+with the Node.js runtime inside, and a small eBPF exec probe helper.`,
     scripts: Object.fromEntries(
       await Promise.all(
         ['postinst', 'prerm', 'postrm'].map(async (s) => [s, await readFile(join(SRC, 'debian', s), 'utf8')]),
@@ -69,7 +83,15 @@ presigned URLs. One executable with the Node.js runtime inside.`,
   };
   await writeDocs(
     spec,
-    copyright('guard-agent', 'usr/bin/guard-agent', 'Bundled into it: commander, yaml, tar-stream, typebox (MIT).'),
+    copyright(
+      'guard-agent',
+      'usr/bin/guard-agent',
+      `Bundled into it: commander, yaml, tar-stream, typebox (MIT).${
+        probe
+          ? ' usr/lib/guard-agent/guard-exec-probe (Apache-2.0; its BPF program Dual BSD/GPL) links libbpf (LGPL-2.1 or BSD-2-Clause), libelf (LGPL-3+ or GPL-2+) and zlib (Zlib) statically.'
+          : ''
+      }`,
+    ),
   );
   await buildDeb(spec);
   await rm(stage, { recursive: true, force: true });
@@ -88,7 +110,7 @@ export async function ensureAgentDeb(flavour: Flavour = 'release', force = false
   await ensureAgentSea(force);
   const out = agentDebPath(flavour);
   const sea = await readFile(join(DIST, '.stamps', 'agent-sea.sha256'), 'utf8');
-  const hash = sourceHash(INPUTS, [releaseVersion(), sea]);
+  const hash = sourceHash(INPUTS, [releaseVersion(), sea, AGENT_EXEC_PROBE.hash()]);
   const build = () => buildAgentDeb(out, releaseVersion(), COMPRESSION[flavour]);
   await buildOnce(`agent-deb-${flavour}`, hash, [out], build, force);
   return out;

@@ -1,11 +1,15 @@
 // `npm run release:build`: every artefact of a release into dist/, then dist/SHA256SUMS
 // (`sha256sum -c SHA256SUMS` checks a download):
 //   guard-agent-linux-x64                 the agent as one executable (agent-sea.ts)
-//   guard-agent_<v>_amd64.deb             (agent-deb.ts)
+//   guard-exec-probe                      its eBPF exec probe helper, to install beside it
+//                                         (exec-probe.ts; scripts/build-exec-probe.sh)
+//   guard-agent_<v>_amd64.deb             (agent-deb.ts; the helper inside)
 //   guard-server_<v>_amd64.deb            (server-deb.ts)
 //   guard-webhooks-<v>.tgz                the SDK as npm publishes it (webhooks-package.ts)
 // The .debs must pass lintian without errors and the SDK publint, or the build fails.
 // Each artefact is rebuilt only when its sources changed (cache.ts); --force rebuilds all.
+// The helper needs clang, bpftool, libbpf-dev and the kernel's BTF (scripts/install-test-deps.sh);
+// --without-exec-probe builds a release without it (the agent then runs no exec detector).
 
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -16,6 +20,7 @@ import { pipeline } from 'node:stream/promises';
 import { ensureAgentDeb } from './agent-deb.ts';
 import { ensureAgentSea } from './agent-sea.ts';
 import { lintian } from './deb.ts';
+import { buildExecProbe, stageExecProbeRelease } from './exec-probe.ts';
 import { DIST, ROOT, releaseVersion } from './paths.ts';
 import { ensureServerDeb } from './server-deb.ts';
 import { ensureWebhooksPackage, WEBHOOKS_STAGE } from './webhooks-package.ts';
@@ -28,8 +33,11 @@ async function sha256(path: string): Promise<string> {
 
 const force = process.argv.includes('--force');
 const t0 = Date.now();
+const withProbe = !process.argv.includes('--without-exec-probe');
+if (withProbe) buildExecProbe(); // before the .deb, which ships it
 const artefacts = [
   await ensureAgentSea(force),
+  ...(withProbe ? [await stageExecProbeRelease()] : []),
   await ensureAgentDeb('release', force),
   await ensureServerDeb('release', force),
   await ensureWebhooksPackage(force),
