@@ -36,6 +36,11 @@ command -v man >/dev/null || missing+=(man-db)
 command -v adduser >/dev/null || missing+=(adduser)
 command -v deb-systemd-helper >/dev/null || missing+=(init-system-helpers)
 command -v ss >/dev/null || missing+=(iproute2)
+# The package round trips run in throw-away containers (packaging/test/container.ts): podman
+# with runc, and debootstrap for their Debian root file system (no registry is reachable).
+command -v podman >/dev/null || missing+=(podman)
+command -v runc >/dev/null || missing+=(runc)
+[ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
 # The agent's eBPF exec probe (scripts/build-exec-probe.sh); bpftrace is only its benchmark's anchor.
 command -v clang >/dev/null || missing+=(clang)
 command -v llvm-strip >/dev/null || missing+=(llvm)
@@ -58,4 +63,19 @@ if [ "$pg_missing" = 1 ] && command -v pg_lsclusters >/dev/null; then
     $sudo pg_ctlcluster "$version" "$name" stop 2>/dev/null || true
     echo manual | $sudo tee "/etc/postgresql/$version/$name/start.conf" >/dev/null 2>&1 || true
   done
+fi
+# Podman in this VM: runc (crun is refused), cgroupfs, and no default ulimits (podman's nofile
+# limit is refused). The tests bring a containers.conf of their own (CONTAINERS_CONF); this is
+# for podman run by hand. Added once, only when the file sets no default_ulimits yet.
+conf=/etc/containers/containers.conf
+if command -v podman >/dev/null && ! grep -qs '^[[:space:]]*default_ulimits' "$conf"; then
+  if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+  if grep -qs '^\[containers\]' "$conf"; then
+    $sudo sed -i '/^\[containers\]/a default_ulimits = []' "$conf"
+  else
+    printf '[containers]\ndefault_ulimits = []\n' | $sudo tee -a "$conf" >/dev/null
+  fi
+  if ! grep -qs '^\[engine\]' "$conf"; then
+    printf '\n[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n' | $sudo tee -a "$conf" >/dev/null
+  fi
 fi
