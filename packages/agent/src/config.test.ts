@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULT_LOG_PATH, DEFAULT_STATE_DIR, loadConfig } from './config.ts';
+import { DEFAULT_DETECT, DEFAULT_LOG_PATH, DEFAULT_STATE_DIR, loadConfig } from './config.ts';
 import { AgentError } from './errors.ts';
 
 let dir: string;
@@ -164,5 +164,45 @@ describe('redaction.extra_keys', () => {
       await rejectsWith(load(yaml), re);
       await rejectsWith(load(yaml), /extra\.yaml/);
     });
+  }
+});
+
+test('detect: the contract defaults; each key set, relative paths resolved; wrong keys and values named', async () => {
+  const defaults = await loadConfig(join(dir, 'absent.yaml'), false);
+  assert.deepEqual(defaults.detect, DEFAULT_DETECT);
+  assert.equal(DEFAULT_DETECT.authLog, '/var/log/auth.log');
+  assert.equal(DEFAULT_DETECT.exec, true);
+  assert.deepEqual(DEFAULT_DETECT.watch, [
+    '/etc/passwd',
+    '/etc/shadow',
+    '/etc/group',
+    '/etc/sudoers',
+    '/etc/sudoers.d',
+    '/etc/ssh/sshd_config',
+    '/root/.ssh/authorized_keys',
+  ]);
+  const path = join(dir, 'detect.yaml');
+  await writeFile(path, 'detect:\n  auth_log: journal\n  watch: [etc/app.conf, /etc/sudoers.d/]\n  exec: false\n');
+  assert.deepEqual((await loadConfig(path, true)).detect, {
+    authLog: 'journal',
+    watch: [join(dir, 'etc/app.conf'), '/etc/sudoers.d'],
+    exec: false,
+    floodPerMinute: 20,
+  });
+  await writeFile(path, 'detect:\n  auth_log: false\n  watch: []\n  flood_per_minute: 5\n');
+  const off = (await loadConfig(path, true)).detect;
+  assert.equal(off?.authLog, false);
+  assert.deepEqual(off?.watch, []);
+  assert.equal(off?.floodPerMinute, 5);
+  for (const [text, re] of [
+    ['detect: [a]', /detect must be a mapping/],
+    ['detect: {probes: 1}', /detect\.probes is not a known key/],
+    ['detect: {auth_log: 3}', /detect\.auth_log/],
+    ['detect: {watch: /etc/passwd}', /detect\.watch must be a list/],
+    ['detect: {exec: "yes"}', /detect\.exec must be true or false/],
+    ['detect: {flood_per_minute: 0}', /flood_per_minute must be a whole number/],
+  ] as const) {
+    await writeFile(path, `${text}\n`);
+    await rejectsWith(loadConfig(path, true), re);
   }
 });
