@@ -60,12 +60,19 @@ export async function stopAllDaemons(): Promise<void> {
   running.clear();
 }
 
-/** A home whose log has errors, warnings and a restart, enrolled with the server at `url`. */
+/** Detection off: the bundle tests see no signal raised by whatever else runs on this machine. */
+export const NO_DETECTION = { auth_log: false, watch: [], exec: false };
+
+/**
+ * A home whose log has errors, warnings and a restart, enrolled with the server at `url`.
+ * `detect` is its config's detect: mapping (detect.test.ts sets one); by default detection is off.
+ */
 export async function enrolledHome(
   dirs: TempDirs,
   url: string,
   enrollToken: string,
   log?: string,
+  detect: Record<string, unknown> = NO_DETECTION,
 ): Promise<Home & { agentId: string }> {
   const root = await dirs.make('daemon');
   const lines = [
@@ -74,7 +81,11 @@ export async function enrolledHome(
     slogLine('WARN', 'upload retry', 'attempt=2 client_secret=abc'),
     slogLine('ERROR', 'probe detach failed', 'err="permission denied" pid=1012'),
   ];
-  const home = await makeHome(root, { log: log ?? `${lines.join('\n')}\n`, probeStatus: { state: 'attached' } });
+  const home = await makeHome(root, {
+    log: log ?? `${lines.join('\n')}\n`,
+    probeStatus: { state: 'attached' },
+    config: { detect },
+  });
   const tokenFile = join(root, 'token');
   await writeFile(tokenFile, enrollToken);
   const r = await runAgent(enrollArgs(home, url, tokenFile));

@@ -11,6 +11,7 @@ import { appendFile, chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } 
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { runSetup } from '../../server/src/setup.ts';
 import {
   bodyJson,
@@ -77,10 +78,9 @@ describe('guard-agent daemon detects events on this host and they arrive as sign
     watched = join(watchDir, 'passwd');
     await writeFile(watched, 'root:x:0:0:root:/root:/bin/bash\n');
     // The flood limit raised: other tests of this machine exec from /tmp at the same time.
-    await appendFile(
-      home.configPath,
-      `detect:\n  auth_log: ${authLog}\n  watch: [${watched}]\n  exec: ${canEbpf}\n  flood_per_minute: 10000\n`,
-    );
+    const config = parseYaml(await readFile(home.configPath, 'utf8'));
+    config.detect = { auth_log: authLog, watch: [watched], exec: canEbpf, flood_per_minute: 10_000 };
+    await writeFile(home.configPath, stringifyYaml(config));
     daemon = startDaemon(home);
     await daemon.waitForLog(/detector auth_log running/, 'the auth log detector');
     await daemon.waitForLog(/detector file_integrity running/, 'the file detector');
