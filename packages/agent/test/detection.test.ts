@@ -1,7 +1,8 @@
-// Floods (docs/detection.md, "Floods"): a burst of 100,000 matching lines in a real auth log
+// Detection in process, its sender collecting the signals. Floods (docs/detection.md): a burst of 100,000 matching lines in a real auth log
 // makes at most flood_per_minute signals of a type, and the rest of that minute one summary of
 // the type when the minute ends (the detection's clock is moved past it). One ssh_bruteforce
 // for the one address. The signals go to the spool's sender, which here collects them.
+// And without eBPF: the exec detector reports why, the others run.
 
 import assert from 'node:assert/strict';
 import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -67,6 +68,48 @@ it('100,000 failed logins in a burst: 20 ssh_login_failed, one summary counting 
     assert.match(summary.description, /"u99999"/, 'the last event quoted');
     assert.equal(sent.filter((s) => s.signal_type === 'ssh_bruteforce').length, 1);
     assert.equal(sent.length, 23);
+  } finally {
+    stop.abort();
+    await detection.stopped();
+  }
+});
+
+it('without eBPF (here: no probe helper) the exec detector says why, and the others run', async () => {
+  const dir = await mkdtemp(join(os.tmpdir(), 'guard-noebpf-'));
+  dirs.push(dir);
+  const authLog = join(dir, 'auth.log');
+  await writeFile(authLog, '');
+  const warnings: string[] = [];
+  const sent: SignalBody[] = [];
+  const stop = new AbortController();
+  const detection = new Detection({
+    stateDir: join(dir, 'state'),
+    config: { authLog, watch: [join(dir, 'watched')], exec: true, floodPerMinute: 20 },
+    log: { info: () => {}, warn: (m, a) => void warnings.push(`${m} ${JSON.stringify(a)}`), error: () => {} },
+    now: () => new Date(),
+    send: async (body) => {
+      sent.push(body);
+      return { ok: true };
+    },
+    retryDelay: () => 100,
+    signal: stop.signal,
+    execHelperPath: join(dir, 'no-such-guard-exec-probe'),
+  });
+  try {
+    await detection.start();
+    const status = Object.fromEntries(detection.status().map((s) => [s.name, s]));
+    assert.equal(status.exec.state, 'failed');
+    assert.match(status.exec.reason ?? '', /no-such-guard-exec-probe/);
+    assert.ok(
+      warnings.some((w) => w.includes('detector exec is not running')),
+      warnings.join('\n'),
+    );
+    assert.equal(status.auth_log.state, 'running');
+    assert.equal(status.file_integrity.state, 'running');
+    await appendFile(authLog, 'Nov 27 10:00:00 web-01 sudo: alice : TTY=pts/0 ; PWD=/ ; USER=root ; COMMAND=/bin/id\n');
+    await writeFile(join(dir, 'watched'), 'now it exists\n');
+    await until(() => sent.length === 2, 'the other detectors to raise signals');
+    assert.deepEqual(sent.map((s) => s.signal_type).sort(), ['critical_file_modified', 'sudo_command_executed']);
   } finally {
     stop.abort();
     await detection.stopped();
