@@ -1,8 +1,10 @@
-// Detection in process, its sender collecting the signals. Floods (docs/detection.md): a burst of 100,000 matching lines in a real auth log
-// makes at most flood_per_minute signals of a type, and the rest of that minute one summary of
-// the type when the minute ends (the detection's clock is moved past it). One ssh_bruteforce
-// for the one address. The signals go to the spool's sender, which here collects them.
-// And without eBPF: the exec detector reports why, the others run.
+// Detection in process; the spool's sender collects the signals (the way to the service is the
+// daemon's end-to-end test, detect.test.ts).
+//  - Floods (docs/detection.md): a burst of 100,000 matching lines in a real auth log makes at
+//    most flood_per_minute signals of a type, and the rest of that minute one summary of the
+//    type when the minute ends (the detection's clock is moved past it); one ssh_bruteforce for
+//    the one address.
+//  - Without eBPF: the exec detector reports why, the others run.
 
 import assert from 'node:assert/strict';
 import { appendFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
