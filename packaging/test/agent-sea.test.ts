@@ -133,12 +133,15 @@ describe('the single executable on a host without Node.js', () => {
 /**
  * The agent's CLI suites run against GUARD_AGENT_BIN: collect, enroll and upload (proxies,
  * TLS trust through NODE_EXTRA_CA_CERTS, signals, retries: where an executable's environment
- * handling could differ from node's). progress-tty's terminal tests are left to the launcher.
+ * handling could differ from node's), and the daemon's (its job process is the executable
+ * started again, not job.ts forked: SIGTERM mid-collect, SIGKILL, proxies).
+ * progress-tty's terminal tests are left to the launcher.
  */
 const SUITES = [
   'packages/agent/test/collect.test.ts',
   'packages/agent/test/enroll.test.ts',
   'packages/agent/test/upload.test.ts',
+  'packages/agent/test/daemon.test.ts',
 ];
 
 function nodeTest(args: string[]): Promise<Run> {
@@ -156,7 +159,7 @@ function summary(r: Run): string {
 }
 
 describe("the agent's CLI suites against the single executable (GUARD_AGENT_BIN)", () => {
-  it('the collect, enroll and upload suites pass', async () => {
+  it('the collect, enroll, upload and daemon suites pass', async () => {
     const r = await nodeTest(['--test-concurrency=2', ...SUITES]);
     assert.equal(r.code, 0, `${summary(r)}\n${r.stderr.slice(-2000)}`);
     assert.match(r.stdout, /^ℹ fail 0$/m);
