@@ -171,6 +171,26 @@ describe('users API', () => {
     assert.equal((await addUser(a.admin_token, 'leaver@example.com')).status, 201);
   });
 
+  it('a reset through a set-password link ends every session and revokes every personal API token', async () => {
+    const res = await addUser(a.admin_token, 'reset@example.com');
+    await api(base, 'POST', '/v1/auth/set-password', {
+      body: { token: tokenOf(res.json.set_password_url), password: PASSWORD },
+    });
+    const session = await signIn(base, 'reset@example.com', PASSWORD);
+    const apiToken = (await asBrowser(base, session, 'POST', '/v1/me/tokens', { body: { name: 'laptop' } })).json.token;
+    assert.equal((await api(base, 'GET', '/v1/signals', { token: apiToken })).status, 200);
+    // The account is thought compromised: an admin sends a new link, the user sets a password.
+    const link = await api(base, 'POST', `/v1/users/${res.json.id}/password-link`, { token: a.admin_token });
+    const set = await api(base, 'POST', '/v1/auth/set-password', {
+      body: { token: tokenOf(link.json.set_password_url), password: 'a brand new passphrase' },
+    });
+    assert.equal(set.status, 204, set.text);
+    assertError(await asBrowser(base, session, 'GET', '/v1/auth/session'), 401, 'unauthorized');
+    assertError(await api(base, 'GET', '/v1/signals', { token: apiToken }), 401, 'unauthorized');
+    const fresh = await signIn(base, 'reset@example.com', 'a brand new passphrase');
+    assert.deepEqual((await asBrowser(base, fresh, 'GET', '/v1/me/tokens')).json.tokens, []);
+  });
+
   it("another tenant's users are not found", async () => {
     const mine = await addUser(a.admin_token, 'isolated@example.com');
     const id = mine.json.id;

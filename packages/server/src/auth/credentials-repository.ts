@@ -97,8 +97,10 @@ export class CredentialsRepository {
 
   /**
    * Uses the link (once: a conditional update, so two concurrent uses cannot both win), sets
-   * the password and revokes the user's sessions, in one transaction. False when the link is
-   * unknown, used or expired at `at`.
+   * the password and revokes the user's sessions and personal API tokens, in one transaction:
+   * a link is how an admin recovers an account that may be in someone else's hands, so
+   * nothing signed in before it keeps working (docs/security.md, "Password resets"). False when
+   * the link is unknown, used or expired at `at`.
    */
   async useLink(tokenHash: string, passwordHash: string, at: string): Promise<boolean> {
     return this.#db.transaction().execute(async (trx) => {
@@ -114,6 +116,12 @@ export class CredentialsRepository {
       await trx.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', used.user_id).execute();
       await trx
         .updateTable('sessions')
+        .set({ revoked_at: at })
+        .where('user_id', '=', used.user_id)
+        .where('revoked_at', 'is', null)
+        .execute();
+      await trx
+        .updateTable('api_tokens')
         .set({ revoked_at: at })
         .where('user_id', '=', used.user_id)
         .where('revoked_at', 'is', null)
