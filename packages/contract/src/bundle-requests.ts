@@ -134,7 +134,11 @@ export const AgentCommand = {
   type: 'object',
   required: ['id', 'type', 'request_id', 'state', 'created_at', 'expires_at'],
   properties: {
-    id: { type: 'string', description: 'the command id: the request id' },
+    id: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9_-]{1,128}$',
+      description: 'the command id: the request id (the agent names files after it: letters, digits, _ and - only)',
+    },
     type: { type: 'string', enum: ['support_bundle'] },
     request_id: { type: 'string', description: "goes into the bundle manifest's request_id" },
     state: {

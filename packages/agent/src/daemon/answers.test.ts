@@ -81,3 +81,17 @@ describe('the daemon checks the service’s answers as the contract’s schemas 
     );
   });
 });
+
+describe('a command id becomes part of a file name', () => {
+  it('is refused unless letters, digits, _ and - (no path, no dot, not empty, not too long)', () => {
+    for (const id of ['../../etc/cron.d/x', 'a/b', '..', '.hidden', '', 'x'.repeat(129), 'brq 1', 'brq_1\n']) {
+      const list = { commands: [{ ...command, id }] };
+      assert.throws(() => parseCommandList(list), /id is not a command id/, JSON.stringify(id));
+      assert.notEqual(firstFault(CommandList, list), undefined, JSON.stringify(id));
+    }
+    assert.equal(
+      parseCommandList({ commands: [{ ...command, id: 'brq_0193a1b2c3d4e5f6-x' }] })[0].id,
+      'brq_0193a1b2c3d4e5f6-x',
+    );
+  });
+});

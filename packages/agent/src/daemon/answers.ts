@@ -15,6 +15,9 @@ import type {
 import { BUNDLE_REQUEST_STATES } from '@guard/contract/bundle-requests';
 import { AgentError } from '../errors.ts';
 
+/** A command id as the contract has it: it becomes part of a file name. */
+const COMMAND_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
 export const HEARTBEAT_SECONDS_RANGE = [5, 3600] as const;
 export const POLL_WAIT_SECONDS_RANGE = [1, 30] as const;
 
@@ -52,7 +55,8 @@ export function parseCommandList(value: unknown): AgentCommand[] {
   return value.commands.map((c: unknown, i: number) => {
     const at = `commands[${i}]`;
     if (!isDoc(c)) refuse(step, `${at} is not an object`);
-    if (!isText(c.id) || c.id === '') refuse(step, `${at}.id is not a string`);
+    // The id names the bundle's file under state_dir: never a path (`../`), whatever the service says.
+    if (!isText(c.id) || !COMMAND_ID.test(c.id)) refuse(step, `${at}.id is not a command id`);
     if (c.type !== 'support_bundle') refuse(step, `${at}.type is not support_bundle`);
     if (!isText(c.request_id)) refuse(step, `${at}.request_id is not a string`);
     if (!isState(c.state)) refuse(step, `${at}.state is not a request state`);

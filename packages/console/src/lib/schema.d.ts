@@ -2164,7 +2164,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             commands: {
-                                /** @description the command id: the request id */
+                                /** @description the command id: the request id (the agent names files after it: letters, digits, _ and - only) */
                                 id: string;
                                 /** @enum {string} */
                                 type: "support_bundle";
