@@ -479,6 +479,32 @@ describe('custom header values at rest (sealed like the secret)', () => {
     }
   });
 
+  it("masks an endpoint URL's query values and userinfo password for members, in the endpoint and the attempt as sent", async () => {
+    const t = await newTenant(server);
+    const member = await addUserToken(server, t.tenantId, 'member');
+    const p = path('query-credential');
+    const secret = `qs-${randomUUID()}`;
+    const url = `${receiver.url(p)}?token=${secret}&team=blue`;
+    const e = await createEndpoint(server, t.adminToken, { url });
+    await createSignal(server, t.agentKey);
+    await receiver.waitForHits(p, 1);
+    const [delivery] = await listDeliveries(server, t.adminToken, e.id);
+    await waitForDelivery(server, t.adminToken, delivery.id, (d) => d.attempts === 1, 'the attempt');
+    const masked = `${receiver.url(p)}?token=${MASK}&team=${MASK}`;
+    const endpointOf = async (token: string) =>
+      (await apiCall(server, 'GET', `/v1/webhooks/endpoints/${e.id}`, token)).json;
+    const attemptOf = async (token: string) =>
+      (await apiCall(server, 'GET', `/v1/webhooks/deliveries/${delivery.id}/attempts/1`, token)).json;
+    assert.equal((await endpointOf(t.adminToken)).url, url, 'admins see the URL as configured');
+    assert.equal((await attemptOf(t.adminToken)).request.url, url);
+    assert.equal((await endpointOf(member)).url, masked);
+    const list = await apiCall(server, 'GET', '/v1/webhooks/endpoints', member);
+    assert.ok(!list.text.includes(secret), list.text);
+    const attempt = await attemptOf(member);
+    assert.equal(attempt.request.url, masked);
+    assert.ok(!JSON.stringify(attempt).includes(secret));
+  });
+
   it('seals header values an earlier release stored in clear at the next start; reads and deliveries work before and after', async () => {
     const dataDir = await mkdtemp(join(os.tmpdir(), 'guard-webhook-legacy-'));
     let s1: WebhookServer | undefined;

@@ -25,6 +25,24 @@ export function openHeaders(key: Buffer, endpointId: string, stored: string): Re
   return JSON.parse(json) as Record<string, string>;
 }
 
+/**
+ * An endpoint URL as people other than admins see it: every query value and a userinfo
+ * password replaced by MASKED_HEADER_VALUE (receivers take tokens there as often as in
+ * headers). Names, host and path stay, so the endpoint can still be told apart.
+ */
+export function maskUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return MASKED_HEADER_VALUE;
+  }
+  if (parsed.search === '' && parsed.password === '') return url;
+  const query = [...parsed.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=${MASKED_HEADER_VALUE}`);
+  const user = parsed.username ? `${parsed.username}${parsed.password ? `:${MASKED_HEADER_VALUE}` : ''}@` : '';
+  return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}${query.length > 0 ? `?${query.join('&')}` : ''}`;
+}
+
 /** The names, each value replaced by MASKED_HEADER_VALUE. */
 export function maskHeaders(headers: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.keys(headers).map((name) => [name, MASKED_HEADER_VALUE]));

@@ -6,7 +6,7 @@ import { badRequest, notFound } from '../../errors.ts';
 import { nextBefore, parseBefore } from '../../pagination.ts';
 import type { WebhookContext } from '../context.ts';
 import { deliveryStatus } from '../delivery-status.ts';
-import { maskHeaders, openHeaders } from '../endpoint-headers.ts';
+import { maskHeaders, maskUrl, openHeaders } from '../endpoint-headers.ts';
 import { findEndpoint } from '../endpoints/crud.ts';
 import { buildAttempt } from '../envelope.ts';
 import { open } from '../secret-box.ts';
@@ -103,6 +103,11 @@ export async function showAttempt(ctx: WebhookContext, user: TenantUser, id: str
     endpoint_id: d.endpoint_id,
     ...attempt,
     payload_erased: erased,
-    request: { method: 'POST' as const, url: endpoint.url, headers, body: sent.body },
+    request: {
+      method: 'POST' as const,
+      url: user.role === 'admin' ? endpoint.url : maskUrl(endpoint.url),
+      headers,
+      body: sent.body,
+    },
   };
 }

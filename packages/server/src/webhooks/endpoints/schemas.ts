@@ -4,7 +4,7 @@ import { type Static, Type } from 'typebox';
 import type { Role, WebhookDeliveryTable, WebhookEndpointTable } from '../../db/index.ts';
 import { DeliveryStatusWord } from '../deliveries/schemas.ts';
 import { deliveryStatus } from '../delivery-status.ts';
-import { MASKED_HEADER_VALUE, maskHeaders } from '../endpoint-headers.ts';
+import { MASKED_HEADER_VALUE, maskHeaders, maskUrl } from '../endpoint-headers.ts';
 import { type EndpointHealthView, EndpointHealthView as HealthSchema } from '../endpoint-health.ts';
 import {
   HEADERS_MAX_COUNT,
@@ -170,7 +170,7 @@ export const RotatedSecret = Type.Object({
   secret: Type.String({ description: 'the new whsec_… secret: shown once, never again' }),
 });
 
-/** `headers` are the real values for an admin, masked for anyone else. */
+/** `headers` and the URL's query values are the real ones for an admin, masked for anyone else. */
 export function endpointView(
   e: WebhookEndpointTable,
   headers: Record<string, string>,
@@ -182,7 +182,7 @@ export function endpointView(
   return {
     id: e.id,
     name: e.name,
-    url: e.url,
+    url: role === 'admin' ? e.url : maskUrl(e.url),
     headers: role === 'admin' ? headers : maskHeaders(headers),
     enabled: e.enabled === 1,
     disabled_reason: e.disabled_reason,
