@@ -5,6 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { loggedUrl } from '../src/logger.ts';
 import { asBrowser, type Browser, sessionSetCookie, signIn } from './console-session.ts';
 import { api, isErrorShape, type Loose, setupTenant, startTestServer, type TestServer } from './harness.ts';
@@ -293,6 +294,29 @@ describe('login rate limits', () => {
     assert.equal(locked.headers.get('retry-after'), String(15 * 60));
     server.clock.advance(15 * MIN);
     await signIn(base, s.admin_email, s.admin_password);
+  });
+
+  it("a guesser from one address locks only that address out: the account's owner signs in from another", async () => {
+    const s = await setupTenant(server);
+    // Another loopback address stands for the owner's machine (the server listens on 127.0.0.1).
+    const elsewhere = new Agent({ localAddress: '127.0.0.2' });
+    try {
+      for (let i = 0; i < 6; i++)
+        await api(base, 'POST', '/v1/auth/login', { body: { email: s.admin_email, password: 'wrong' } });
+      const locked = await api(base, 'POST', '/v1/auth/login', {
+        body: { email: s.admin_email, password: s.admin_password },
+      });
+      assertError(locked, 429, 'too_many_attempts');
+      const res = await undiciFetch(`${base}/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: base },
+        body: JSON.stringify({ email: s.admin_email, password: s.admin_password }),
+        dispatcher: elsewhere,
+      });
+      assert.equal(res.status, 200, await res.text());
+    } finally {
+      await elsewhere.close();
+    }
   });
 
   it('a success clears the account’s failures', async () => {

@@ -15,7 +15,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) 
   const ctx: AuthContext = {
     sessions: new SessionsRepository(deps.db),
     credentials: new CredentialsRepository(deps.db),
-    limiter: new LoginRateLimiter(),
+    limiter: new LoginRateLimiter(deps.db),
     lifetimes: deps.config.sessions,
     csrfKey: deps.masterKey.derive('csrf'),
     now: deps.now,

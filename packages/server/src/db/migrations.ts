@@ -565,6 +565,49 @@ function migrations(engine: Engine): Record<string, Migration> {
           .execute();
       },
     },
+    '0012_one_open_bundle_request': {
+      // Issue 19, finding 3. One open bundle request per server, kept by a partial unique index
+      // on the open states (those of bundle-requests-repository.ts' OPEN_STATES, frozen here):
+      // the check-then-insert alone let concurrent requests on PostgreSQL open up to four.
+      // A database that already holds several open requests of a server keeps the newest
+      // (created_at, then id) and closes the others first, as `interrupted` with a reason saying
+      // why (an agent still working on one of them gets 409 request_finished at its next report).
+      // Replicas of the previous release still check before they insert; one that loses the
+      // race to the index answers 500 instead of opening a second request.
+      async up(db: Kysely<unknown>) {
+        const now = new Date().toISOString();
+        await sql`
+          update bundle_requests set state = 'interrupted', finished_at = ${now},
+            reason = 'closed by the upgrade to one open request per server: a newer request of this server is open'
+          where state in ('queued', 'delivered', 'collecting', 'uploading')
+            and exists (select 1 from bundle_requests newer
+                        where newer.agent_id = bundle_requests.agent_id
+                          and newer.state in ('queued', 'delivered', 'collecting', 'uploading')
+                          and (newer.created_at > bundle_requests.created_at
+                               or (newer.created_at = bundle_requests.created_at and newer.id > bundle_requests.id)))
+        `.execute(db);
+        await db.schema
+          .createIndex('bundle_requests_one_open')
+          .on('bundle_requests')
+          .column('agent_id')
+          .unique()
+          .where(sql.ref('state'), 'in', ['queued', 'delivered', 'collecting', 'uploading'])
+          .execute();
+      },
+    },
+    '0013_login_failures': {
+      // Failed sign-ins counted in the database, so every replica sees them (issue 19): a row
+      // per failure and key (account and address, account, address), the key a SHA-256.
+      async up(db: Kysely<unknown>) {
+        await db.schema
+          .createTable('login_failures')
+          .addColumn('key_hash', t.text, (c) => c.notNull())
+          .addColumn('at', t.text, (c) => c.notNull())
+          .execute();
+        await db.schema.createIndex('login_failures_key').on('login_failures').columns(['key_hash', 'at']).execute();
+        await db.schema.createIndex('login_failures_at').on('login_failures').column('at').execute();
+      },
+    },
   };
 }
 
@@ -592,4 +635,11 @@ export async function migrateToLatest(db: Kysely<unknown>, engine: Engine): Prom
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Applies the pending migrations up to `name`, included: tests of a migration on the data it meets. */
+export async function migrateTo(db: Kysely<unknown>, engine: Engine, name: string): Promise<void> {
+  const { error, results } = await migrator(db, engine).migrateTo(name);
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
 }

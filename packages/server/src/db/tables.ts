@@ -353,7 +353,14 @@ export interface PasswordLinkTable {
   used_at: string | null;
 }
 
+/** A failed sign-in, once per key it counts against (auth/login-rate-limit.ts). */
+export interface LoginFailureTable {
+  key_hash: string;
+  at: string;
+}
+
 export interface Database {
+  login_failures: LoginFailureTable;
   sessions: SessionTable;
   password_links: PasswordLinkTable;
   signals: SignalTable;

@@ -38,11 +38,11 @@ export async function changePassword(
   body: { current_password: string; new_password: string },
   ip: string,
 ): Promise<void> {
-  const retryAfter = ctx.limiter.retryAfterSeconds(user.email, ip, ctx.now());
+  const retryAfter = await ctx.limiter.retryAfterSeconds(user.email, ip, ctx.now());
   if (retryAfter > 0) throw new TooManyAttempts(retryAfter);
   const account = await ctx.credentials.accountById(user.userId);
   if (!(await checkPassword(body.current_password, account?.password_hash))) {
-    ctx.limiter.failed(user.email, ip, ctx.now());
+    await ctx.limiter.failed(user.email, ip, ctx.now());
     throw new ApiError(400, 'wrong_password', 'the current password is wrong');
   }
   await ctx.credentials.setPassword(

@@ -49,14 +49,14 @@ export async function login(
   client: { ip: string; userAgent: string },
 ): Promise<{ info: Info; token: string }> {
   const email = normaliseEmail(body.email);
-  const retryAfter = ctx.limiter.retryAfterSeconds(email, client.ip, ctx.now());
+  const retryAfter = await ctx.limiter.retryAfterSeconds(email, client.ip, ctx.now());
   if (retryAfter > 0) throw new TooManyAttempts(retryAfter);
   const account = await ctx.credentials.accountByEmail(email);
   if (!(await checkPassword(body.password, account?.password_hash)) || !account) {
-    ctx.limiter.failed(email, client.ip, ctx.now());
+    await ctx.limiter.failed(email, client.ip, ctx.now());
     throw invalidCredentials();
   }
-  ctx.limiter.succeeded(email);
+  await ctx.limiter.succeeded(email, client.ip);
   const now = ctx.now();
   const token = newSecret('sessionToken');
   const tokenHash = hashSecret(token);
