@@ -9,4 +9,5 @@ export {
   type SendOutcome,
   STATUS_FILE,
 } from './detection.ts';
+export { AUTH_HINTS } from './auth-lines.ts';
 export { DETECTION_TYPES, type DetectionType, type SignalBody } from './signals.ts';
