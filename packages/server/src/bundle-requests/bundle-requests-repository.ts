@@ -1,19 +1,22 @@
 // Bundle requests (console push). Every change is a conditional UPDATE on the state it was
 // decided from (request-states.ts), so two writers never both apply a change: the loser reads
-// again and decides anew. Plain Kysely, no engine-specific SQL.
+// again and decides anew. One open request per server is kept by the partial unique index
+// bundle_requests_one_open (migration 0012): the check before the insert gives the answer, the
+// index makes it hold when requests race (PostgreSQL replicas). Plain Kysely, no engine-specific SQL.
 
 import type { CommandReport } from '@guard/contract';
 import type { Kysely } from 'kysely';
 import { audit } from '../audit/index.ts';
 import { newId, type UserPrincipal } from '../auth/index.ts';
 import type { BundleRequestState, BundleRequestTable, Database, Db } from '../db/index.ts';
+import { isUniqueViolation } from '../errors.ts';
 import { beforeFilter, type PageRequest } from '../pagination.ts';
 import { type Decision, decide, EXPIRED_REASON, type RequestChange, type RequestEvent } from './request-states.ts';
 
 /** A request with the hostname its server reported last. */
 export type RequestWithHost = BundleRequestTable & { hostname: string };
 
-/** States in which a request is still in the agent's hands or waiting for it. */
+/** States in which a request is still in the agent's hands or waiting for it (migration 0012's index lists them too). */
 export const OPEN_STATES: BundleRequestState[] = ['queued', 'delivered', 'collecting', 'uploading'];
 
 export interface RequestFilter {
@@ -26,7 +29,7 @@ export type Applied =
   | { outcome: 'refused'; code: string; message: string; row: BundleRequestTable }
   | { outcome: 'missing' };
 
-/** Tries of a conditional update that lost a race before the caller gives up. */
+/** Tries of a conditional update (or an insert) that lost a race before the caller gives up. */
 const RACE_TRIES = 5;
 
 export class BundleRequestsRepository {
@@ -38,13 +41,29 @@ export class BundleRequestsRepository {
 
   /**
    * Creates a queued request for the agent, audited in the same transaction; one open request
-   * per server at a time: when it has one, returns it instead (`created: false`).
+   * per server at a time: when it has one, returns it instead (`created: false`). A request
+   * that another one, made at the same moment, beat to the unique index gets the same answer:
+   * its transaction is rolled back and the check runs again, and finds the winner.
    */
   async create(
     agent: { id: string; tenantId: string },
     by: { actor: UserPrincipal; at: Date; ttlMs: number },
   ): Promise<{ created: boolean; row: BundleRequestTable }> {
     await this.expireDue(by.at);
+    for (let tries = 0; tries < RACE_TRIES; tries++) {
+      try {
+        return await this.#createUnlessOpen(agent, by);
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+      }
+    }
+    throw new Error(`bundle request for ${agent.id}: the insert lost ${RACE_TRIES} races in a row`);
+  }
+
+  async #createUnlessOpen(
+    agent: { id: string; tenantId: string },
+    by: { actor: UserPrincipal; at: Date; ttlMs: number },
+  ): Promise<{ created: boolean; row: BundleRequestTable }> {
     return this.#db.transaction().execute(async (trx) => {
       const open = await trx
         .selectFrom('bundle_requests')

@@ -1,11 +1,15 @@
 // A tenant's people, as its admins manage them. Every change is written with its audit record
-// in one transaction; the last admin of a tenant can be neither demoted nor removed (checked
-// inside the transaction that would do it, so two admins demoting each other cannot both win).
+// in one transaction; the last admin of a tenant can be neither demoted nor removed. The check
+// and the change are one transaction, and the changes of one tenant's users run one after the
+// other: on SQLite the write transaction holds the only connection; on PostgreSQL, where READ
+// COMMITTED let two admins demoting each other at once each count the other and both commit
+// (no admin left; issue 19, finding 2), the transaction first locks the tenant's row, as the
+// quota reservation does (objects/uploads-repository.ts).
 
 import type { Kysely } from 'kysely';
 import { audit } from '../audit/index.ts';
 import { deleteCredentialsOf, type IssuedLink, issuePasswordLink, type UserPrincipal } from '../auth/index.ts';
-import type { Database, Db, UserTable } from '../db/index.ts';
+import { type Database, type Db, engineOf, type UserTable } from '../db/index.ts';
 import { isUniqueViolation } from '../errors.ts';
 
 export type TenantRole = 'admin' | 'member';
@@ -67,6 +71,7 @@ export class UsersRepository {
 
   async setRole(tenantId: string, id: string, role: TenantRole, by: ChangeBy): Promise<UserChange> {
     return this.#db.transaction().execute(async (trx) => {
+      await lockTenant(trx, tenantId);
       const user = await trx
         .selectFrom('users')
         .selectAll()
@@ -86,6 +91,7 @@ export class UsersRepository {
   /** Removes the user with everything that signs them in: sessions, API tokens, set-password links. */
   async remove(tenantId: string, id: string, by: ChangeBy): Promise<UserChange> {
     return this.#db.transaction().execute(async (trx) => {
+      await lockTenant(trx, tenantId);
       const user = await trx
         .selectFrom('users')
         .selectAll()
@@ -132,4 +138,15 @@ export class UsersRepository {
       .executeTakeFirstOrThrow();
     return Number(r.n);
   }
+}
+
+/**
+ * Serialises the tenant's user changes on PostgreSQL until the transaction ends (`for no key
+ * update`: it conflicts with itself and with the quota reservation's lock, not with inserts
+ * that merely reference the tenant). Taken before anything is read, so every read after it
+ * sees the changes that held it before. SQLite's dialect has no row locks and needs none.
+ */
+async function lockTenant(trx: Kysely<Database>, tenantId: string): Promise<void> {
+  if (engineOf(trx) === 'postgres')
+    await trx.selectFrom('tenants').select('id').where('id', '=', tenantId).forNoKeyUpdate().execute();
 }
