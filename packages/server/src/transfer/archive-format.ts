@@ -41,6 +41,7 @@ export const TABLES = [
   'webhook_deliveries',
   'webhook_attempts',
   'detection_policies',
+  'login_failures',
 ] as const;
 export type TableName = (typeof TABLES)[number];
 
