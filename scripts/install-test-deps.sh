@@ -36,6 +36,8 @@ command -v man >/dev/null || missing+=(man-db)
 command -v adduser >/dev/null || missing+=(adduser)
 command -v deb-systemd-helper >/dev/null || missing+=(init-system-helpers)
 command -v ss >/dev/null || missing+=(iproute2)
+# The journal detector's test writes a real journal file (these machines run no journald).
+[ -x /lib/systemd/systemd-journal-remote ] || missing+=(systemd-journal-remote)
 # The package round trips run in throw-away containers (packaging/test/container.ts): podman
 # with runc, and debootstrap for their Debian root file system (no registry is reachable).
 command -v podman >/dev/null || missing+=(podman)
