@@ -1,5 +1,6 @@
 // Detection in `guard-agent daemon` (docs/detection.md): what other folders may use of it.
 
+export { AUTH_HINTS } from './auth-lines.ts';
 export {
   type DetectConfig,
   Detection,
@@ -9,5 +10,4 @@ export {
   type SendOutcome,
   STATUS_FILE,
 } from './detection.ts';
-export { AUTH_HINTS } from './auth-lines.ts';
 export { DETECTION_TYPES, type DetectionType, type SignalBody } from './signals.ts';
