@@ -36,13 +36,15 @@ const REOPEN_CHECK_MS = 1000;
 export class LogFile {
   readonly #path: string;
   readonly #complain: (message: string) => void;
+  readonly #clock: () => number;
   #fd: number | undefined;
   #checked = 0;
   #failed: string | undefined;
 
-  constructor(path: string, complain: (message: string) => void) {
+  constructor(path: string, complain: (message: string) => void, clock: () => number = Date.now) {
     this.#path = path;
     this.#complain = complain;
+    this.#clock = clock;
   }
 
   #open(): void {
@@ -61,7 +63,7 @@ export class LogFile {
 
   write(line: string): void {
     try {
-      const now = Date.now();
+      const now = this.#clock();
       if (this.#fd === undefined || (now - this.#checked >= REOPEN_CHECK_MS && this.#rotated())) {
         this.#checked = now;
         this.close();
