@@ -150,7 +150,7 @@ describe('guard-agent .deb, in a container', () => {
       assert.equal(row.agent_version, VERSION);
     });
 
-    it('fulfils a console-pushed bundle request (its job process is the installed executable)', async () => {
+    it('fulfils a console-pushed bundle request (its job process is the installed executable)', async (t) => {
       const s = gs as GuardServer;
       const created = await call(s.url, s.setup.admin_token, 'POST', `/v1/servers/${agentId}/bundle-requests`);
       assert.equal(created.status, 201, created.text);
@@ -167,6 +167,15 @@ describe('guard-agent .deb, in a container', () => {
       const bundle = await call(s.url, s.setup.admin_token, 'GET', `/v1/support/bundles/${state.bundle_id}`);
       assert.equal(bundle.json.manifest.trigger, 'console_push');
       assert.equal(bundle.json.manifest.request_id, created.json.id);
+      // A bundle of an installed host holds what the daemon did, and each detector's state.
+      const contents = bundle.json.manifest.contents as { name: string; size: number }[];
+      const names = contents.map((m) => m.name);
+      for (const name of ['agent.log', 'config.redacted.json', 'system.json'])
+        assert.ok(names.includes(name), `${name} is not in the bundle: ${names.join(', ')}`);
+      assert.ok((contents.find((m) => m.name === 'agent.log')?.size ?? 0) > 0, 'agent.log holds the daemon’s lines');
+      t.diagnostic(
+        `bundle of the installed agent: ${bundle.json.size} bytes; ${contents.map((m) => `${m.name} ${m.size} B`).join(', ')}`,
+      );
     });
 
     it('writes its own log to /var/log/guard/agent.log (log_path of the packaged configuration)', async () => {
