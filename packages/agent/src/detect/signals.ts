@@ -1,29 +1,21 @@
 // From what a detector saw to the body of POST /v1/signals (DESIGN §3, contract — detection:
 // the seven signal types, their severities and identities; the description names the evidence).
 
+import {
+  DETECTION_SIGNAL_TYPE_NAMES,
+  DETECTION_SIGNAL_TYPES,
+  type DetectionSignalType,
+} from '@guard/contract/detection';
 import type { AuthEvent } from './auth-lines.ts';
 
-export const DETECTION_TYPES = [
-  'sudo_command_executed',
-  'ssh_login_failed',
-  'ssh_bruteforce',
-  'ssh_login_succeeded',
-  'user_created',
-  'critical_file_modified',
-  'exec_from_writable_dir',
-] as const;
-export type DetectionType = (typeof DETECTION_TYPES)[number];
+/** The seven types (DESIGN §3), from the contract the service checks the policy with. */
+export const DETECTION_TYPES = DETECTION_SIGNAL_TYPE_NAMES;
+export type DetectionType = DetectionSignalType;
 
 /** Each type's default severity (DESIGN §3; sudo_command_executed is 4 for a shell). */
-export const DEFAULT_SEVERITY: Record<DetectionType, number> = {
-  sudo_command_executed: 3,
-  ssh_login_failed: 2,
-  ssh_bruteforce: 4,
-  ssh_login_succeeded: 1,
-  user_created: 3,
-  critical_file_modified: 4,
-  exec_from_writable_dir: 4,
-};
+export const DEFAULT_SEVERITY = Object.fromEntries(
+  DETECTION_SIGNAL_TYPES.map((t) => [t.signal_type, t.default_severity]),
+) as Record<DetectionType, number>;
 
 /** The body of POST /v1/signals an agent sends (the server fills in the server and its environment). */
 export interface SignalBody {
