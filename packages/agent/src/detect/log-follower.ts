@@ -18,7 +18,8 @@ export interface FollowPosition {
   offset: number;
 }
 
-export const CHUNK_BYTES = 1 << 20;
+/** 256 KiB a read: 40 reads a second keep up with 10 MiB/s of log, in a quarter of 1 MiB's memory. */
+export const CHUNK_BYTES = 256 * 1024;
 /** A line longer than this is cut (its rest skipped); nothing legitimate in an auth log is. */
 export const MAX_LINE_BYTES = 64 * 1024;
 export const POLL_MS = 1000;

@@ -1,4 +1,5 @@
-// Detection's durable state, one SQLite file `<state_dir>/detect/state.db` (node:sqlite, WAL):
+// Detection's durable state, one SQLite file `<state_dir>/detect/state.db` (node:sqlite, WAL,
+// a 256 KiB page cache: the daemon's memory goal is tight and the working set is a few rows):
 //   positions  where each source was read up to (the auth log's inode and offset, the journal's cursor)
 //   files      the watched files' content hashes and owners (the baseline)
 //   spool      signals not yet accepted by the service, in order (seq), each with its idempotency key
@@ -48,7 +49,9 @@ export class DetectionStore {
     | 'remove'
     | 'depth'
     | 'getMeta'
-    | 'setMeta',
+    | 'setMeta'
+    | 'getDropped'
+    | 'deleteDropped',
     StatementSync
   >;
   #depth: number;
@@ -59,6 +62,7 @@ export class DetectionStore {
       PRAGMA journal_mode = WAL;
       PRAGMA synchronous = FULL;
       PRAGMA busy_timeout = 5000;
+      PRAGMA cache_size = -256;
       CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS positions (source TEXT PRIMARY KEY, state TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, sha256 TEXT, uid INTEGER);
@@ -82,6 +86,8 @@ export class DetectionStore {
       setMeta: db.prepare(
         'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
       ),
+      getDropped: db.prepare("SELECT key, value FROM meta WHERE key LIKE 'dropped:%'"),
+      deleteDropped: db.prepare("DELETE FROM meta WHERE key LIKE 'dropped:%'"),
     };
     let instance = this.meta('instance');
     if (!instance) {
@@ -172,11 +178,10 @@ export class DetectionStore {
 
   /** Counts of signals dropped while the spool was full, by type; taken (reset) in the same transaction. */
   takeDropped(): Map<string, number> {
-    const rows = this.#db.prepare("SELECT key, value FROM meta WHERE key LIKE 'dropped:%'").all() as {
-      key: string;
-      value: string;
-    }[];
-    if (rows.length > 0) this.#db.prepare("DELETE FROM meta WHERE key LIKE 'dropped:%'").run();
+    // Statements prepared once: this runs before every send, and each prepare() holds native
+    // memory until a garbage collection that a small heap may not run for long.
+    const rows = this.#q.getDropped.all() as { key: string; value: string }[];
+    if (rows.length > 0) this.#q.deleteDropped.run();
     return new Map(rows.map((r) => [r.key.slice('dropped:'.length), Number(r.value)]));
   }
 }
