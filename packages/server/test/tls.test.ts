@@ -147,7 +147,10 @@ describe('native TLS, reloaded on SIGHUP', () => {
 
   it('serves HTTPS with the configured certificate; the banner and the public URL say https', async () => {
     assert.equal(await servedFingerprint(port, ca), fingerprint(first.cert));
-    assert.match(server.output(), new RegExp(`listening on https://127\\.0\\.0\\.1:${port}`));
+    // /healthz can answer before the banner's line reaches this process's pipe: wait for it.
+    const banner = new RegExp(`listening on https://127\\.0\\.0\\.1:${port}`);
+    await waitFor(() => banner.test(server.output()), 'the start banner', 20_000).catch(() => {});
+    assert.match(server.output(), banner);
     const plain = await fetch(`http://127.0.0.1:${port}/healthz`).then(
       (r) => r.status,
       () => 'refused',
