@@ -59,7 +59,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import { AUTH_HINTS } from '../packages/agent/src/detect/auth-lines.ts';
+import { AUTH_HINTS } from '../packages/agent/src/detect/index.ts';
 import {
   enrolledHome,
   type RunningDaemon,
