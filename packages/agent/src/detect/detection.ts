@@ -106,6 +106,8 @@ export class Detection {
   #tasks: Promise<unknown>[] = [];
   #statusTimer: NodeJS.Timeout | undefined;
   #lastPosition = new Map<string, number>();
+  /** Signals were dropped while the spool was full and are not yet reported (true at start: an earlier run may have). */
+  #droppedPending = true;
   /** Serialises writes to the store (each detector's read waits for its commit). */
   #writes = Promise.resolve();
 
@@ -248,6 +250,7 @@ export class Detection {
       const store = this.#store;
       if (!store) return;
       const { dropped } = store.record(changes);
+      if (dropped > 0) this.#droppedPending = true;
       if (dropped > 0)
         this.#o.log.warn('the spool is full: signals dropped (counted, reported when there is room)', { dropped });
       if ((changes.signals?.length ?? 0) > 0) this.#wakeSender();
@@ -472,7 +475,9 @@ export class Detection {
     while (!signal.aborted) {
       const store = this.#store;
       if (!store) return;
-      const dropped = store.takeDropped();
+      // Counts of dropped signals are read only when some were dropped (this run, or one before it).
+      const dropped = this.#droppedPending ? store.takeDropped() : new Map<string, number>();
+      this.#droppedPending = false;
       if (dropped.size > 0) {
         const at = this.#o.now().toISOString();
         store.record({
