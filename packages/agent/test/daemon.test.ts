@@ -16,6 +16,7 @@ import net from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { POLL_WAIT_SECONDS } from '../../server/src/bundle-requests/agent-routes.ts';
 import { enrolledHome, type RunningDaemon, startDaemon, stopAllDaemons } from './daemon-harness.ts';
 import { AGENT_VERSION, type Home, makeHome, slogLine, TempDirs, writeBigLog } from './harness.ts';
 import {
@@ -80,6 +81,37 @@ async function supportFiles(home: Home): Promise<string[]> {
 
 async function journal(home: Home): Promise<Loose[]> {
   return JSON.parse(await readFile(join(home.stateDir, 'daemon', 'requests.json'), 'utf8')).requests;
+}
+
+/**
+ * A stop that waited out a held poll would take the poll's whole wait; half of it tells a cut
+ * poll from a waited one on a loaded machine, where "within seconds" may not hold.
+ */
+const STOPS_WITHIN_MS = (POLL_WAIT_SECONDS * 1000) / 2;
+
+/**
+ * The command polls of `home`'s agent key that the server has received and not yet answered,
+ * counted by a listener of the test's on the server's own node server.
+ */
+async function openPolls(server: GuardServer, home: Home): Promise<() => number> {
+  const { api_key } = JSON.parse(await readFile(join(home.stateDir, 'enrollment.json'), 'utf8'));
+  let open = 0;
+  server.server.app.server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (req.method !== 'GET' || !req.url?.startsWith('/v1/agent/commands?')) return;
+    if (req.headers.authorization !== `Bearer ${api_key}`) return;
+    open++;
+    res.once('close', () => open--);
+  });
+  return () => open;
+}
+
+/** Resolves once process `pid` has exited (gone, or a zombie nobody reaped). */
+async function processGone(pid: number, what: string): Promise<void> {
+  await waitFor(async () => {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+    // The state is the field after the command name, which is in parentheses.
+    return stat === undefined || stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  }, what);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -187,12 +219,14 @@ describe('guard-agent daemon against the real guard-server', () => {
   });
 
   it('SIGTERM while idle: the long poll is cut, the daemon exits 0 within seconds', async () => {
-    const idle = startDaemon(home);
-    await idle.waitForLog(/msg="guard-agent daemon started"/, 'a second daemon to start');
-    await new Promise((r) => setTimeout(r, 500)); // its poll is held by now
+    // An agent of its own, so that its polls are told from the first daemon's.
+    const idleHome = await enrolledHome(dirs, base, server.setup.enroll_token);
+    const polls = await openPolls(server, idleHome);
+    const idle = startDaemon(idleHome);
+    await waitFor(() => polls() > 0, 'the second daemon’s poll to be held', 20_000);
     const stopped = await idle.stop('SIGTERM');
     assert.equal(stopped.code, 0, idle.log());
-    assert.ok(stopped.ms < 5000, `stopping took ${stopped.ms} ms`);
+    assert.ok(stopped.ms < STOPS_WITHIN_MS, `stopping took ${stopped.ms} ms`);
     assert.match(idle.log(), /msg=stopping signal=SIGTERM[\s\S]*msg="guard-agent daemon stopped" reason=SIGTERM/);
   });
 });
@@ -240,7 +274,7 @@ describe('failures', () => {
     await waitForState(base, admin, id, ['collecting'], 30_000);
     const stopped = await daemon.stop('SIGTERM');
     assert.equal(stopped.code, 0, daemon.log());
-    assert.ok(stopped.ms < 5000, `stopping took ${stopped.ms} ms`);
+    assert.ok(stopped.ms < STOPS_WITHIN_MS, `stopping took ${stopped.ms} ms`);
     const shown = await requestState(base, admin, id);
     assert.equal(shown.state, 'interrupted', JSON.stringify(shown));
     assert.match(shown.reason, /guard-agent was stopped \(SIGTERM\) while collecting/);
@@ -252,10 +286,12 @@ describe('failures', () => {
       'no bundle at a stable path',
     );
     assert.deepEqual(left, [], 'and the killed collect’s work dir is swept');
-    // A restart finds nothing to redo: the request is over.
+    // A restart finds nothing to redo: the request is over. The server holds a poll only when
+    // it has no command for the agent, and the journal was read before the start line.
+    const polls = await openPolls(server, home);
     const again = startDaemon(home);
     await again.waitForLog(/msg="guard-agent daemon started"/, 'the restart');
-    await new Promise((r) => setTimeout(r, 1000));
+    await waitFor(() => polls() > 0 && server.server.deps.commands.held > 0, 'the restart’s poll to be held', 20_000);
     assert.doesNotMatch(again.log(), /collecting a support bundle/);
     await again.stop();
   });
@@ -266,8 +302,13 @@ describe('failures', () => {
     const daemon = startDaemon(home);
     const id = (await call(base, admin, 'POST', `/v1/servers/${home.agentId}/bundle-requests`)).json.id;
     await waitForState(base, admin, id, ['collecting'], 30_000);
+    // The collect runs in a child process of the daemon's (started before `collecting` is
+    // reported), which ends when its daemon does.
+    const children = await readFile(`/proc/${daemon.pid}/task/${daemon.pid}/children`, 'utf8');
+    const jobs = children.split(' ').filter(Boolean).map(Number);
+    assert.equal(jobs.length, 1, `the daemon's children: "${children}"`);
     await daemon.stop('SIGKILL');
-    await new Promise((r) => setTimeout(r, 3000));
+    await processGone(jobs[0], 'the collect to end with its daemon');
     const bundles = await call(base, admin, 'GET', `/v1/support/bundles?agent_id=${home.agentId}`);
     assert.deepEqual(bundles.json.bundles, [], 'the job ended with its daemon: nothing was uploaded for nobody');
     const restarted = startDaemon(home);
@@ -308,57 +349,48 @@ describe('the service away', () => {
   it('the daemon keeps trying with backoff, says so once, and carries on when the service is back', async () => {
     const server = await startGuardServer(await dirs.make('server'));
     const target = new URL(server.url);
-    // A TCP forwarder on a port of its own stands for the network path to the service.
-    const sockets = new Set<net.Socket>();
+    // A TCP forwarder on a port of its own stands for the network path to the service. While
+    // the service is away it cuts every connection as it comes, counting the tries; the port
+    // stays the forwarder's, so the service comes back on the same address.
+    let away = false;
+    let tries = 0;
     const forwarder = net.createServer((client) => {
-      const upstream = net.connect(Number(target.port), target.hostname);
-      for (const s of [client, upstream]) {
-        sockets.add(s);
-        s.on('close', () => sockets.delete(s));
-        s.on('error', () => {});
+      client.on('error', () => {});
+      if (away) {
+        tries++;
+        client.destroy();
+        return;
       }
+      const upstream = net.connect(Number(target.port), target.hostname);
+      upstream.on('error', () => {});
       client.pipe(upstream).pipe(client);
     });
     forwarder.listen(0, '127.0.0.1');
     await once(forwarder, 'listening');
-    const port = (forwarder.address() as net.AddressInfo).port;
-    const viaForwarder = `http://127.0.0.1:${port}`;
+    const viaForwarder = `http://127.0.0.1:${(forwarder.address() as net.AddressInfo).port}`;
     const home = await enrolledHome(dirs, viaForwarder, server.setup.enroll_token);
-    // The service goes away.
-    await new Promise<void>((r) => {
-      forwarder.close(() => r());
-      for (const s of sockets) s.destroy();
-    });
+    // The service goes away (the enrolment's connection went with its process).
+    away = true;
     const daemon = startDaemon(home);
     try {
       await daemon.waitForLog(/msg="the service cannot be reached; trying again with backoff"/, 'the outage warning');
       const admin = server.setup.admin_token;
       const id = (await call(server.url, admin, 'POST', `/v1/servers/${home.agentId}/bundle-requests`)).json.id;
-      await new Promise((r) => setTimeout(r, 2500));
+      // Six tries in all (the heartbeat's and the poll's, each with its backoff) after one warning.
+      await waitFor(() => tries >= 6, 'six tries of the service while it is away', 30_000);
       assert.equal(
         daemon.log().split('msg="the service cannot be reached').length - 1,
         1,
         'one warning per outage, not one per try',
       );
       // The service is back, on the same address.
-      const back = net.createServer((client) => {
-        const upstream = net.connect(Number(target.port), target.hostname);
-        client.on('error', () => {});
-        upstream.on('error', () => {});
-        client.pipe(upstream).pipe(client);
-      });
-      back.listen(port, '127.0.0.1');
-      await once(back, 'listening');
-      try {
-        const done = await waitForState(server.url, admin, id, ['done', 'failed'], 90_000);
-        assert.equal(done.state, 'done', JSON.stringify(done));
-        assert.match(daemon.log(), /msg="the service is reachable again"/);
-      } finally {
-        await daemon.stop();
-        back.close();
-      }
+      away = false;
+      const done = await waitForState(server.url, admin, id, ['done', 'failed'], 90_000);
+      assert.equal(done.state, 'done', JSON.stringify(done));
+      assert.match(daemon.log(), /msg="the service is reachable again"/);
     } finally {
       await daemon.stop();
+      forwarder.close();
       await server.close();
     }
   });
