@@ -127,4 +127,44 @@ describe('LogScanner', () => {
       msg: 'a\nb',
     });
   });
+
+  // Issue 19, finding 1: a 1,006-byte bundle inflating to 15 lines of 1 MiB full of `rting`
+  // took 35 s, each needle scanning back to its line's start. The bytes the scan reads are
+  // counted on the chunk itself (its indexOf and lastIndexOf), so the bound is exact, not timed.
+  for (const [name, unit] of [
+    ['`rting` (the start needle)', 'rting'],
+    ['`panic: `', 'panic: '],
+    ['`[running]:` (the crash needle)', '[running]:'],
+    ['level=ERROR', 'level=ERROR '],
+    ['level=WARN', 'level=WARN '],
+  ]) {
+    it(`reads a line full of ${name} a bounded number of times: linear in the text`, () => {
+      const line = unit.repeat(Math.ceil((1 << 20) / unit.length));
+      const chunk = Buffer.from(`${line}
+`.repeat(15));
+      let scanned = 0;
+      const indexOf = chunk.indexOf.bind(chunk);
+      const lastIndexOf = chunk.lastIndexOf.bind(chunk);
+      Object.assign(chunk, {
+        indexOf(value: Buffer | number, from = 0) {
+          const at = indexOf(value, from);
+          scanned += (at === -1 ? chunk.length : at) - from;
+          return at;
+        },
+        lastIndexOf(value: Buffer | number, from = chunk.length) {
+          const at = lastIndexOf(value, from);
+          scanned += from - at;
+          return at;
+        },
+      });
+      const scanner = new LogScanner('agent.log');
+      scanner.push(chunk);
+      const s = scanner.end();
+      assert.equal(s.lines, 15);
+      assert.ok(
+        scanned <= 16 * chunk.length,
+        `the scan read ${(scanned / chunk.length).toFixed(1)}× the text (${scanned} bytes for ${chunk.length})`,
+      );
+    });
+  }
 });

@@ -247,17 +247,28 @@ export class LogScanner {
    */
   #region(buf: Buffer, from: number, to: number): void {
     if (this.stats.firstTime === undefined && this.stats.lines < FIRST_TIME_LINES) this.#firstTime(buf, from, to);
+    // Each pass looks at a line once: after a hit it goes on from the line's end, so a line
+    // full of needles costs what any line of its length costs (the pass is linear in the text).
     const errors = new Set<number>();
     const others = new Set<number>();
     const lineOf = (at: number) => Math.max(buf.lastIndexOf(NL, at) + 1, from);
-    for (let at = buf.indexOf(ERROR, from); at !== -1 && at < to; at = buf.indexOf(ERROR, at + ERROR.length))
-      if (isLevelValue(buf, at, from)) errors.add(lineOf(at));
-    for (let at = buf.indexOf(WARN, from); at !== -1 && at < to; at = buf.indexOf(WARN, at + WARN.length))
-      if (isLevelValue(buf, at, from)) this.stats.warnings++;
+    const afterLine = (at: number) => buf.indexOf(NL, at) + 1;
+    for (let at = buf.indexOf(ERROR, from); at !== -1 && at < to; ) {
+      if (isLevelValue(buf, at, from)) {
+        errors.add(lineOf(at));
+        at = buf.indexOf(ERROR, afterLine(at));
+      } else at = buf.indexOf(ERROR, at + ERROR.length);
+    }
+    for (let at = buf.indexOf(WARN, from); at !== -1 && at < to; ) {
+      if (isLevelValue(buf, at, from)) {
+        this.stats.warnings++;
+        at = buf.indexOf(WARN, afterLine(at));
+      } else at = buf.indexOf(WARN, at + WARN.length);
+    }
     for (const needle of RARE_NEEDLES)
-      for (let at = buf.indexOf(needle, from); at !== -1 && at < to; at = buf.indexOf(needle, at + needle.length))
+      for (let at = buf.indexOf(needle, from); at !== -1 && at < to; at = buf.indexOf(needle, afterLine(at)))
         others.add(lineOf(at));
-    for (let at = buf.indexOf(RUNNING, from); at !== -1 && at < to; at = buf.indexOf(RUNNING, at + RUNNING.length))
+    for (let at = buf.indexOf(RUNNING, from); at !== -1 && at < to; at = buf.indexOf(RUNNING, afterLine(at)))
       others.add(fatalLineAbove(buf, lineOf(at), from));
     const starts = others.size === 0 ? [...errors] : [...new Set([...errors, ...others])].sort((a, b) => a - b);
     let cursor = from;
