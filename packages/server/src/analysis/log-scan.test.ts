@@ -140,8 +140,7 @@ describe('LogScanner', () => {
   ]) {
     it(`reads a line full of ${name} a bounded number of times: linear in the text`, () => {
       const line = unit.repeat(Math.ceil((1 << 20) / unit.length));
-      const chunk = Buffer.from(`${line}
-`.repeat(15));
+      const chunk = Buffer.from(`${line}\n`.repeat(15));
       let scanned = 0;
       const indexOf = chunk.indexOf.bind(chunk);
       const lastIndexOf = chunk.lastIndexOf.bind(chunk);
