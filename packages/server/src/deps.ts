@@ -1,3 +1,4 @@
+import type { ArchivePool } from './analysis/index.ts';
 import type { CommandHub } from './bundle-requests/index.ts';
 import type { ServerConfig } from './config.ts';
 import type { Db } from './db/index.ts';
@@ -25,8 +26,11 @@ export interface AppDeps {
   commands: CommandHub;
   /** Tenants' detection policies (cached briefly): ingest applies them, the agent channel hands them out. */
   detection: DetectionPolicies;
-  /** Bundle analysis: wake() when a bundle was registered (its analysis is queued with it). */
-  insights: { wake: () => void };
+  /**
+   * Bundle analysis: wake() when a bundle was registered (its analysis is queued with it);
+   * archives runs untrusted archive work (the analysis, evidence lines) in worker threads.
+   */
+  insights: { wake: () => void; archives: ArchivePool };
   /** OpenTelemetry spans (tracing/): the no-op tracer unless OTEL_* turned tracing on. */
   tracer: Tracer;
 }

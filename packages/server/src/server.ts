@@ -7,7 +7,9 @@
 
 import { readFile } from 'node:fs/promises';
 import type { Server as HttpsServer } from 'node:https';
+import { availableParallelism } from 'node:os';
 import type { FastifyInstance } from 'fastify';
+import { ArchivePool } from './analysis/index.ts';
 import { buildApp } from './app.ts';
 import { BundleRequestsRepository, CommandHub } from './bundle-requests/index.ts';
 import type { ServerConfig } from './config.ts';
@@ -15,7 +17,14 @@ import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { type Db, engineOf, exclusiveJob, openDatabase } from './db/index.ts';
 import type { AppDeps } from './deps.ts';
 import { DetectionPolicies } from './detection/index.ts';
-import { INSIGHTS_POLL_MS, INSIGHTS_TIMEOUT_MS, InsightsWorker } from './insights/index.ts';
+import {
+  INSIGHTS_CPU_BUDGET_MS,
+  INSIGHTS_POLL_MS,
+  INSIGHTS_THREAD_MEMORY_MB,
+  INSIGHTS_TIMEOUT_MS,
+  InsightsWorker,
+  insightsThreads,
+} from './insights/index.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { loadOrCreateMasterKey } from './master-key.ts';
 import { listenMetrics, type MetricsListener } from './metrics-listener.ts';
@@ -115,9 +124,15 @@ export async function openDeps(
       idleMs: REPLAY_IDLE_MS,
     },
   );
+  const threads = insightsThreads(availableParallelism());
+  const archives = new ArchivePool({
+    threads,
+    busyBudgetMs: INSIGHTS_CPU_BUDGET_MS,
+    memoryMb: INSIGHTS_THREAD_MEMORY_MB,
+  });
   const analyser = new InsightsWorker(
-    { db, store, now, log },
-    { timeoutMs: INSIGHTS_TIMEOUT_MS, pollMs: INSIGHTS_POLL_MS },
+    { db, store, archives, now, log },
+    { timeoutMs: INSIGHTS_TIMEOUT_MS, pollMs: INSIGHTS_POLL_MS, concurrency: threads },
   );
   return {
     config,
@@ -131,7 +146,7 @@ export async function openDeps(
     outbox: new SignalOutbox(queue, { maxInFlight: engineOf(db) === 'postgres' ? 2 : 1 }),
     commands: new CommandHub(),
     detection: new DetectionPolicies(db),
-    insights: { wake: () => analyser.wake() },
+    insights: { wake: () => analyser.wake(), archives },
     tracer,
     worker,
     analyser,

@@ -526,6 +526,35 @@ describe('hostile archives: one “could not analyse” finding, and the service
     );
   });
 
+  it('a rotated segment inflating to 15 lines of 1 MiB full of `rting` (it held the event loop 35 s): read in full', async () => {
+    // The 1 KB bundle of the security review (issue 19, finding 1): every `rting` of a line used
+    // to scan back to the line's start. The scan is linear now, and runs in a thread of its own.
+    const text = `${'rting'.repeat(209_716)}\n`.repeat(15);
+    const segment = { name: 'agent.log.1.gz', body: gzipSync(text, { level: 9 }) };
+    assert.ok(segment.body.length < 64 * 1024, `${segment.body.length} bytes`);
+    const { bytes, manifest } = await archiveWith([log, segment]);
+    const id = await upload(agent, zstd(bytes), manifest);
+    let result: Loose;
+    await waitFor(async () => {
+      result = await insights(id);
+      return result.state === 'done' || result.state === 'failed';
+    }, 'the analysis of the hostile segment');
+    assert.equal(result.state, 'done', JSON.stringify(result));
+    assert.deepEqual(byCode(result.findings, 'log.segment_unreadable'), []);
+    assert.equal((await api(base, 'GET', '/healthz')).status, 200);
+  });
+
+  it('a manifest declaring more than 4 GiB of members: refused before a byte is read', async () => {
+    const { bytes } = await archiveWith([log]);
+    const huge = manifestFor([log]);
+    huge.contents = [{ name: 'agent.log', size: 5 * 1024 ** 3, sha256: sha256(log.body) }];
+    await analysedAsHostile(
+      zstd(bytes),
+      huge,
+      /the manifest declares 5368709120 bytes of members, more than the 4294967296 an analysis reads/,
+    );
+  });
+
   it('a rotated segment that is not gzip is said so, and the rest is analysed', async () => {
     // Not the archive's fault: the archive is exactly what its manifest says.
     const bombed = { name: 'agent.log.1.gz', body: Buffer.from('not gzip at all') };

@@ -1,9 +1,10 @@
-// Reading a support bundle for what it says, untrusted: the archive streamed once (zstd → a
+// Reading a support bundle for what it says, untrusted, in worker threads (archive-pool.ts): the archive streamed once (zstd → a
 // strict tar reader → each member checked against the registered manifest, the logs scanned in
 // one pass) into facts, the facts into findings with their evidence, and the lines around a
 // piece of evidence. No IO but the stream handed in; no database. Used by insights/ (the
 // worker and the routes) and by bench/insights.ts, which runs the analysis alone.
+export { ArchivePool, type ArchivePoolOptions } from './archive-pool.ts';
 export { buildFindings, couldNotAnalyse, type InsightSummary } from './findings.ts';
-export { MAX_CONTEXT_LINES, memberLines } from './member-lines.ts';
+export { MAX_CONTEXT_LINES, type MemberLines, memberLines } from './member-lines.ts';
 export { type ArchiveFacts, readArchive, Unanalysable } from './read-archive.ts';
 export { newestVersion } from './versions.ts';

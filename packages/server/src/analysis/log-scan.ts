@@ -341,11 +341,13 @@ export class LogScanner {
   }
 
   #message(message: string, at: LineRef): void {
-    let key = this.#keys.get(message);
+    // messageKey reads a message's first 500 characters: the cache is keyed by them (bounded).
+    const head = message.length > 500 ? message.slice(0, 500) : message;
+    let key = this.#keys.get(head);
     if (key === undefined) {
-      key = messageKey(message);
+      key = messageKey(head);
       if (this.#keys.size >= KEY_CACHE_SIZE) this.#keys.clear();
-      this.#keys.set(message, key);
+      this.#keys.set(head, key);
     }
     const known = this.stats.messages.get(key);
     if (known) {

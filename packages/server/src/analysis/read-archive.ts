@@ -8,11 +8,13 @@
 //     declares plus the tar framing (a zstd bomb stops there);
 //   - tar: strict (tar-reader.ts): regular files with plain names only;
 //   - members: each must be listed in the manifest, once, with the size it declares (a larger
-//     one is refused at its header, before a byte of it is read) and the SHA-256;
+//     one is refused at its header, before a byte of it is read) and the SHA-256; a manifest
+//     declaring more than DECLARED_MAX_BYTES in all is refused before anything is read;
 //   - the archive's BUNDLE-MANIFEST.json must say what the registered manifest says;
 //   - the whole reading has a deadline.
-// A rotated segment that is not valid gzip, or inflates beyond SEGMENT_TEXT_MAX_BYTES, is not
-// the archive's fault: it is reported as a finding of its own and the reading goes on.
+// A rotated segment that is not valid gzip, or inflates beyond what is left of the bundle's
+// SEGMENT_TEXT_MAX_BYTES (all its segments together), is not the archive's fault: it is
+// reported as a finding of its own and the reading goes on.
 
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
@@ -32,8 +34,10 @@ import { type EntryConsumer, TarError, TarReader } from './tar-reader.ts';
 export const ZSTD_WINDOW_LOG_MAX = 23;
 /** The manifest and system.json are small JSON documents. */
 export const SMALL_MEMBER_MAX_BYTES = 1024 * 1024;
-/** A rotated segment is read (gunzipped) up to this much text. */
+/** The rotated segments of a bundle are read (gunzipped) up to this much text, all together. */
 export const SEGMENT_TEXT_MAX_BYTES = 1024 * 1024 * 1024;
+/** The members of a bundle may declare this much in all (twice the largest bundle by default). */
+export const DECLARED_MAX_BYTES = 4 * 1024 * 1024 * 1024;
 /** Decompressed chunks of 1 MiB: fewer calls per byte (measured against 64 KiB to 256 KiB). */
 const ZLIB_CHUNK_BYTES = 1024 * 1024;
 const DECOMPRESSED_AHEAD_BYTES = 4 * 1024 * 1024;
@@ -75,7 +79,13 @@ export async function readArchive(
   manifest: BundleManifest,
   options: { deadlineMs: number; signal?: AbortSignal },
 ): Promise<ArchiveFacts> {
+  const declared = manifest.contents.reduce((sum, m) => sum + m.size, 0);
+  if (declared > DECLARED_MAX_BYTES)
+    throw new Unanalysable(
+      `the manifest declares ${declared} bytes of members, more than the ${DECLARED_MAX_BYTES} an analysis reads`,
+    );
   const expected = new Map(manifest.contents.map((m) => [m.name, m]));
+  const segmentText = { left: SEGMENT_TEXT_MAX_BYTES };
   const seen = new Set<string>();
   const logs = new Map<string, LogStats>();
   const segmentProblems: SegmentProblem[] = [];
@@ -108,7 +118,7 @@ export async function readArchive(
         name,
       );
     const hash = createHash('sha256');
-    const inner = contentReader(name, size, logs, segmentProblems, (s) => {
+    const inner = contentReader(name, size, logs, segmentProblems, segmentText, (s) => {
       system = s;
     });
     return {
@@ -219,6 +229,7 @@ function contentReader(
   size: number,
   logs: Map<string, LogStats>,
   problems: SegmentProblem[],
+  segmentText: { left: number },
   onSystem: (s: ArchiveFacts['system']) => void,
 ): EntryConsumer | undefined {
   if (name === AGENT_LOG_MEMBER) {
@@ -244,15 +255,19 @@ function contentReader(
     };
   }
   if (name === CONFIG_MEMBER) return undefined;
-  if (name.endsWith('.gz')) return segmentReader(name, logs, problems);
+  if (name.endsWith('.gz')) return segmentReader(name, logs, problems, segmentText);
   return undefined;
 }
 
-/** A rotated segment: gunzipped as it streams, its text scanned like agent.log. */
-function segmentReader(name: string, logs: Map<string, LogStats>, problems: SegmentProblem[]): EntryConsumer {
+/** A rotated segment: gunzipped as it streams, its text scanned like agent.log, within what is left of the text budget. */
+function segmentReader(
+  name: string,
+  logs: Map<string, LogStats>,
+  problems: SegmentProblem[],
+  budget: { left: number },
+): EntryConsumer {
   const scanner = new LogScanner(name);
   let gunzip: Gunzip | undefined = createGunzip({ chunkSize: ZLIB_CHUNK_BYTES });
-  let text = 0;
   let failed: string | undefined;
   const give = (why: string) => {
     failed ??= why;
@@ -260,9 +275,11 @@ function segmentReader(name: string, logs: Map<string, LogStats>, problems: Segm
     gunzip = undefined;
   };
   gunzip.on('data', (c: Buffer) => {
-    text += c.length;
-    if (text > SEGMENT_TEXT_MAX_BYTES) {
-      give(`inflates beyond ${SEGMENT_TEXT_MAX_BYTES} bytes: only its beginning was read`);
+    budget.left -= c.length;
+    if (budget.left < 0) {
+      give(
+        `inflates beyond the ${SEGMENT_TEXT_MAX_BYTES} bytes of text read from a bundle's segments: only its beginning was read`,
+      );
       return;
     }
     scanner.push(c);

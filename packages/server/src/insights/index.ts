@@ -3,4 +3,11 @@
 // through the object store; people read the findings and the evidence lines in context.
 export { enqueueAnalysis } from './insights-repository.ts';
 export { insightRoutes } from './routes.ts';
-export { INSIGHTS_POLL_MS, INSIGHTS_TIMEOUT_MS, InsightsWorker } from './worker.ts';
+export {
+  INSIGHTS_CPU_BUDGET_MS,
+  INSIGHTS_POLL_MS,
+  INSIGHTS_THREAD_MEMORY_MB,
+  INSIGHTS_TIMEOUT_MS,
+  InsightsWorker,
+  insightsThreads,
+} from './worker.ts';

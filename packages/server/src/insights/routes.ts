@@ -7,7 +7,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BundleInsights, type Finding, parseManifest } from '@guard/contract';
 import { Type } from 'typebox';
-import { MAX_CONTEXT_LINES, memberLines } from '../analysis/index.ts';
+import { MAX_CONTEXT_LINES, type MemberLines } from '../analysis/index.ts';
 import { audit } from '../audit/index.ts';
 import { requireUser, type UserPrincipal } from '../auth/index.ts';
 import type { AppDeps } from '../deps.ts';
@@ -94,9 +94,9 @@ export const insightRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, dep
       if (!object) throw new ApiError(410, 'object_gone', 'the bundle file is no longer in the object store');
       await audit(deps, user, 'bundle.lines', bundle.id, bundle.tenant_id);
       const from = Math.max(1, line - context);
-      let result: Awaited<ReturnType<typeof memberLines>>;
+      let result: MemberLines | undefined;
       try {
-        result = await memberLines(object.body, member, from, line + context);
+        result = await deps.insights.archives.memberLines(object.body, member, from, line + context);
       } catch (error) {
         throw new ApiError(409, 'bundle_unreadable', `the bundle cannot be read: ${(error as Error).message}`);
       }

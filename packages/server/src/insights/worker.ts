@@ -1,13 +1,14 @@
-// Analyses stored bundles, one at a time per process (bounded memory), as named steps:
-// claim (a lease on the next queued bundle) → read the archive once through the object store
-// (analysis/read-archive.ts, within a deadline) → gather what the service knows around it →
+// Analyses stored bundles, as many at a time per process as the archive pool has threads, as
+// named steps: claim (a lease on the next queued bundle, tenants taken in turn) → read the
+// archive once through the object store, in a thread of the pool (analysis/archive-pool.ts:
+// off the event loop, within a deadline, a CPU budget and a heap limit) → gather what the service knows around it →
 // build the findings (analysis/findings.ts) → record them. Woken when a bundle is registered; otherwise it looks
 // for work every pollMs, so bundles queued before a restart, or by another replica, are taken.
 // Whatever a bundle holds, the worst it gets is one "could not analyse" finding: nothing it
 // contains can stop the worker or harm the service.
 
 import { parseManifest } from '@guard/contract';
-import { buildFindings, couldNotAnalyse, newestVersion, readArchive, Unanalysable } from '../analysis/index.ts';
+import { type ArchivePool, buildFindings, couldNotAnalyse, newestVersion, Unanalysable } from '../analysis/index.ts';
 import type { Db } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 import type { ObjectStore } from '../objects/index.ts';
@@ -16,6 +17,8 @@ import { type ClaimedBundle, InsightsRepository, MAX_ATTEMPTS } from './insights
 export interface InsightsWorkerDeps {
   db: Db;
   store: ObjectStore;
+  /** Where archives are read: a bundle at a time per thread. */
+  archives: ArchivePool;
   now: () => Date;
   log: Logger;
 }
@@ -25,10 +28,18 @@ export interface InsightsWorkerOptions {
   timeoutMs: number;
   /** Looks for queued bundles this often when nothing woke it. */
   pollMs: number;
+  /** Bundles analysed at once (the archive pool's threads). */
+  concurrency: number;
 }
 
 export const INSIGHTS_TIMEOUT_MS = 10 * 60_000;
 export const INSIGHTS_POLL_MS = 5_000;
+/** A bundle's thread may run this long (a 2 GiB bundle's analysis takes a few seconds). */
+export const INSIGHTS_CPU_BUDGET_MS = 60_000;
+/** A bundle's thread's heap: the scan keeps bounded tables, the archive streams past. */
+export const INSIGHTS_THREAD_MEMORY_MB = 128;
+/** Analysis threads: one core is left to the API (at least one thread, at most four). */
+export const insightsThreads = (cores: number) => Math.max(1, Math.min(4, cores - 1));
 /** The lease outlasts the deadline: a lease never lapses under a live analysis. */
 const LEASE_MARGIN_MS = 60_000;
 
@@ -91,7 +102,12 @@ export class InsightsWorker {
     while (this.#tick) await this.#tick;
   }
 
+  /** `concurrency` claim loops, each taking bundles until none is queued. */
   async #work(): Promise<void> {
+    await Promise.all(Array.from({ length: this.#options.concurrency }, () => this.#loop()));
+  }
+
+  async #loop(): Promise<void> {
     while (this.#running) {
       const at = this.#deps.now();
       const claimed = await this.#jobs.claim(at, new Date(at.getTime() + this.#options.timeoutMs + LEASE_MARGIN_MS));
@@ -121,7 +137,7 @@ export class InsightsWorker {
         await failed('the bundle file is no longer in the object store');
         return;
       }
-      const facts = await readArchive(object.body, manifest, {
+      const facts = await this.#deps.archives.readArchive(object.body, manifest, {
         deadlineMs: this.#options.timeoutMs,
         signal: this.#stop.signal,
       });
