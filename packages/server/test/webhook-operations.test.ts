@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { constructGuardEvent, type GuardEvent } from '@guard/webhooks';
+import { replayFeederPassed, waitForDeliveriesMade } from './delivery-waits.ts';
 import { type Loose, sleep, waitFor } from './harness.ts';
 import {
   addUserToken,
@@ -56,14 +57,17 @@ describe('subscriptions and filters', () => {
     const severe = path('severe');
     const ssh = path('ssh');
     const ops = path('ops-only');
-    await createEndpoint(server, t.adminToken, { url: receiver.url(all) });
-    await createEndpoint(server, t.adminToken, { url: receiver.url(severe), min_severity: 4 });
+    const allEndpoint = await createEndpoint(server, t.adminToken, { url: receiver.url(all) });
+    const severeEndpoint = await createEndpoint(server, t.adminToken, { url: receiver.url(severe), min_severity: 4 });
     const sshEndpoint = await createEndpoint(server, t.adminToken, {
       url: receiver.url(ssh),
       event_types: ['signal_created'],
       signal_types: ['ssh_login'],
     });
-    await createEndpoint(server, t.adminToken, { url: receiver.url(ops), event_types: ['endpoint.disabled'] });
+    const opsEndpoint = await createEndpoint(server, t.adminToken, {
+      url: receiver.url(ops),
+      event_types: ['endpoint.disabled'],
+    });
     const sent = [
       { signal_type: 'sudo_command_executed', severity: 2 },
       { signal_type: 'sudo_command_executed', severity: 5 },
@@ -72,13 +76,18 @@ describe('subscriptions and filters', () => {
     ];
     const ids = [];
     for (const s of sent) ids.push((await createSignal(server, t.agentKey, s)).signal_id);
-    await receiver.waitForHits(all, 4);
-    await receiver.waitForHits(severe, 2);
-    await receiver.waitForHits(ssh, 2);
-    await sleep(300); // nothing more arrives
+    // A signal's deliveries are written with it: once they are all made, nothing more arrives.
+    await waitForDeliveriesMade(
+      server,
+      [allEndpoint, severeEndpoint, sshEndpoint, opsEndpoint].map((e) => e.id),
+    );
     // The filter decides which signals reach an endpoint, not their order: an endpoint's
     // deliveries run on several connections at once, so they may arrive in any order.
-    const got = (p: string) => receiver.hitsFor(p).map((h) => bodyJson(h).data.signal_id).sort();
+    const got = (p: string) =>
+      receiver
+        .hitsFor(p)
+        .map((h) => bodyJson(h).data.signal_id)
+        .sort();
     assert.deepEqual(got(all), [...ids].sort());
     assert.deepEqual(got(severe), [ids[1], ids[3]].sort());
     assert.deepEqual(got(ssh), [ids[2], ids[3]].sort());
@@ -105,8 +114,7 @@ describe('subscriptions and filters', () => {
     assert.equal(patched.status, 200, patched.text);
     await createSignal(server, t.agentKey, { severity: 4 });
     const five = await createSignal(server, t.agentKey, { severity: 5 });
-    await receiver.waitForHits(p, 1);
-    await sleep(200);
+    await waitForDeliveriesMade(server, [e.id]);
     assert.deepEqual(
       receiver.hitsFor(p).map((h) => bodyJson(h).data.signal_id),
       [five.signal_id],
@@ -187,6 +195,8 @@ describe('per-endpoint rate limit', () => {
     await createSignal(server, t.agentKey);
     await receiver.waitForHits(p, 1);
     await createSignal(server, t.agentKey);
+    // Nothing marks a delivery the limit holds (it stays pending, unclaimed): without the limit
+    // it would be sent within a poll of the worker (20 ms).
     await sleep(300);
     assert.equal(receiver.hitsFor(p).length, 1, 'the second waits its 100 s');
     const patched = await apiCall(server, 'PATCH', `/v1/webhooks/endpoints/${e.id}`, t.adminToken, { rate_limit: 100 });
@@ -237,11 +247,22 @@ describe('failing-endpoint alerts (disable window 4 s, a signal every 100 ms)', 
     assert.equal(seen.health.disable_at, new Date(Date.parse(seen.failing_since) + 4000).toISOString());
     assert.ok(seen.health.success_rate === 0 && seen.health.failed > 0, JSON.stringify(seen.health));
 
-    const hits = await receiver.waitForHits(watcher, 4, 5000);
-    await sleep(300);
-    const events: GuardEvent[] = receiver
+    // The events are written with the outcomes that caused them, the last with the disabling:
+    // once the watcher's deliveries are all made, nothing more arrives. They go on several
+    // connections, so they are put in the order they happened, not the order they arrived.
+    await waitForDeliveriesMade(server, [watch.id]);
+    const happened = (e: GuardEvent) =>
+      e.event_type === 'endpoint.failing'
+        ? e.data.occurred_at
+        : e.event_type === 'endpoint.disabled'
+          ? e.data.disabled_at
+          : '';
+    const received = receiver
       .hitsFor(watcher)
-      .map((h) => constructGuardEvent(h.body, h.headers, watch.secret));
+      .map((hit) => ({ hit, event: constructGuardEvent(hit.body, hit.headers, watch.secret) }))
+      .sort((a, b) => happened(a.event).localeCompare(happened(b.event)));
+    const hits = received.map((r) => r.hit);
+    const events: GuardEvent[] = received.map((r) => r.event);
     assert.deepEqual(
       events.map((e) => (e.event_type === 'endpoint.failing' ? `failing ${e.data.percent}` : e.event_type)),
       ['failing 50', 'failing 75', 'failing 90', 'endpoint.disabled'],
@@ -391,9 +412,12 @@ describe('replay by filter', () => {
       [started.json.id],
       'the cancel is audited with the replay it stopped',
     );
-    await sleep(500);
+    // What was queued or in flight at the cancel (at most the replay's window) lands; then the
+    // feeder passes again, and would have fed the replay had the cancel not stopped it.
+    await waitForDeliveriesMade(server, [e.id]);
     const after = receiver.hitsFor(p).length;
-    await sleep(500);
+    await replayFeederPassed(server, t, receiver.url(path('marker')));
+    await waitForDeliveriesMade(server, [e.id]);
     assert.equal(receiver.hitsFor(p).length, after, 'nothing more is sent');
     assert.ok(after < 400, `${after} of 400 sent before the cancel took effect`);
     const shown = (await apiCall(server, 'GET', `/v1/webhooks/replays/${started.json.id}`, t.adminToken)).json;
@@ -402,7 +426,7 @@ describe('replay by filter', () => {
     assert.equal(again.status, 409);
   });
 
-  it('delivers live signals while 5,000 are replayed to the same endpoint, not behind them (its p99 goal: bench:replay)', async () => {
+  it('delivers live signals while 5,000 are replayed to the same endpoint, not behind them (its p99 goal: bench:replay)', async (ctx) => {
     const t = await newTenant(server);
     const p = path('live');
     const e = await createEndpoint(server, t.adminToken, { url: receiver.url(p) });
@@ -436,7 +460,7 @@ describe('replay by filter', () => {
     // beside a replay of 20,000), not asserted here; the figures are printed for the reader.
     assert.equal(progress.state, 'running', `the replay was still running: ${JSON.stringify(progress)}`);
     assert.ok(progress.remaining > 0, `the replay had work left: ${JSON.stringify(progress)}`);
-    console.log(
+    ctx.diagnostic(
       `live p99 alone ${percentile(alone, 99)} ms, during the replay ${percentile(during, 99)} ms ` +
         `(replay sent ${progress.sent} meanwhile, ${progress.remaining} left)`,
     );
