@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
+import { replayFeederPassed, waitForDeliveriesMade } from '../../server/test/delivery-waits.ts';
 import { api } from '../../server/test/harness.ts';
 import { seedDeliveries } from '../../server/test/webhook-harness.ts';
 import {
@@ -164,10 +165,13 @@ describe('an admin runs webhook endpoints: events, rate limit, health, replay', 
     await checkPage(page, 'replay-progress');
     await replay.getByRole('button', { name: 'Cancel replay' }).click();
     await waitForText(replay, 'Cancelled replay of succeeded deliveries');
-    // What was queued or in flight at the cancel (at most the replay's window) lands first.
-    await new Promise((r) => setTimeout(r, 2000));
+    // What was queued or in flight at the cancel (at most the replay's window) lands first;
+    // then the feeder passes again, and would have fed the replay had the cancel not stopped it.
+    await waitForDeliveriesMade(world.server, [slowId]);
     const sent = world.receiver.hitsFor('/slow').length;
-    await new Promise((r) => setTimeout(r, 1000));
+    const tenant = { tenantId: world.tenant.tenant_id, adminToken: token() };
+    await replayFeederPassed(world.server, tenant, world.receiver.url('/marker'));
+    await waitForDeliveriesMade(world.server, [slowId]);
     assert.equal(world.receiver.hitsFor('/slow').length, sent, 'nothing more arrives after the cancel');
     assert.ok(sent < 3000, `${sent} sent before the cancel`);
   });
