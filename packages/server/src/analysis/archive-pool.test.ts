@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { gzipSync, zstdCompressSync } from 'node:zlib';

@@ -608,6 +608,19 @@ function migrations(engine: Engine): Record<string, Migration> {
         await db.schema.createIndex('login_failures_at').on('login_failures').column('at').execute();
       },
     },
+    '0014_fair_analysis_queue': {
+      // Bundles are taken for analysis tenant by tenant (issue 19): the next is the oldest
+      // queued bundle of the tenant whose last analysis started longest ago, so one tenant's
+      // flood of uploads waits behind everyone else's one bundle.
+      async up(db: Kysely<unknown>) {
+        await db.schema.alterTable('bundle_insights').addColumn('claimed_at', t.text).execute();
+        await db.schema
+          .createIndex('bundle_insights_tenant_claimed')
+          .on('bundle_insights')
+          .columns(['tenant_id', 'claimed_at'])
+          .execute();
+      },
+    },
   };
 }
 

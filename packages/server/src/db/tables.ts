@@ -141,6 +141,8 @@ export interface BundleInsightTable {
   state: InsightJobState;
   attempts: number;
   lease_until: string | null;
+  /** When its analysis last started: tenants are taken in turn by it (migration 0014). */
+  claimed_at: string | null;
   created_at: string;
   finished_at: string | null;
   /** JSON array of findings (contract Finding). */

@@ -52,7 +52,11 @@ export class InsightsRepository {
     this.#db = db;
   }
 
-  /** The next bundle to analyse (pending, or running with a lapsed lease), leased until `leaseUntil`. */
+  /**
+   * The next bundle to analyse (pending, or running with a lapsed lease), leased until
+   * `leaseUntil`: tenants in turn (the one whose last analysis started longest ago first), each
+   * tenant's bundles oldest first.
+   */
   async claim(at: Date, leaseUntil: Date): Promise<ClaimedBundle | undefined> {
     const now = at.toISOString();
     for (let tries = 0; tries < 5; tries++) {
@@ -75,13 +79,29 @@ export class InsightsRepository {
             eb.and([eb('bundle_insights.state', '=', 'running'), eb('bundle_insights.lease_until', '<', now)]),
           ]),
         )
+        .orderBy(
+          (eb) =>
+            eb.fn.coalesce(
+              eb
+                .selectFrom('bundle_insights as served')
+                .select((s) => s.fn.max('served.claimed_at').as('at'))
+                .whereRef('served.tenant_id', '=', 'bundle_insights.tenant_id'),
+              eb.val(''),
+            ),
+          'asc',
+        )
         .orderBy('bundle_insights.created_at')
         .limit(1)
         .executeTakeFirst();
       if (!candidate) return undefined;
       const updated = await this.#db
         .updateTable('bundle_insights')
-        .set({ state: 'running', lease_until: leaseUntil.toISOString(), attempts: candidate.attempts + 1 })
+        .set({
+          state: 'running',
+          lease_until: leaseUntil.toISOString(),
+          claimed_at: now,
+          attempts: candidate.attempts + 1,
+        })
         .where('bundle_id', '=', candidate.bundle_id)
         .where('state', '=', candidate.state)
         .where('attempts', '=', candidate.attempts)
