@@ -438,7 +438,11 @@ describe('metrics listener', () => {
       const res = await fetch(metricsUrl);
       assert.equal(res.status, 200);
       assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
-      assert.match(await res.text(), /^# TYPE guard_webhook_deliveries_total counter$/m);
+      const text = await res.text();
+      assert.match(text, /^# TYPE guard_webhook_deliveries_total counter$/m);
+      // The event loop's delay: what a hostile bundle's analysis must not raise (issue 19).
+      for (const figure of ['seconds', 'p99_seconds', 'max_seconds'])
+        assert.match(text, new RegExp(`^guard_server_nodejs_eventloop_lag_${figure} \\d`, 'm'));
       const other = await fetch(new URL('/v1/support/bundles', metricsUrl));
       assert.equal(other.status, 404);
       const onApi = await api(server.url, 'GET', '/metrics');
