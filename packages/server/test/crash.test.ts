@@ -8,6 +8,7 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { SHUTDOWN_GRACE_MS } from '../src/graceful-shutdown.ts';
 import {
   api,
   enrollAgent,
@@ -168,6 +169,8 @@ describe('crash and shutdown of the real guard-server', () => {
           ),
         'new connections to be refused after SIGTERM',
       );
+      // Not exiting has no event: the server is given 200 ms to exit wrongly. The PUTs answered
+      // 200 below show the same from the other side.
       await sleep(200);
       assert.equal(server.child.exitCode, null, 'the server exited with requests in flight');
 
@@ -223,12 +226,22 @@ describe('crash and shutdown of the real guard-server', () => {
       });
       await waitFor(async () => paused && (await partialFiles(dataDir)).length === 1, 'the PUT to be mid-body');
       server.child.kill('SIGTERM');
-      await sleep(200);
+      // The shutdown has begun once a new connection is refused: the PUT is in flight through it.
+      const healthz = `${server.url}/healthz`;
+      await waitFor(
+        () =>
+          freshGet(healthz).then(
+            () => false,
+            () => true,
+          ),
+        'new connections to be refused after SIGTERM',
+      );
       release();
       const res = await put;
       assert.equal(res.status, 200, `in-flight PUT: ${res.status} ${res.text} ${res.error ?? ''}`);
       const answeredAt = Date.now();
-      const exit = await Promise.race([server.exited, sleep(10_000).then(() => undefined)]);
+      // Held by the idle connection, it would exit only when connections are cut after the grace.
+      const exit = await Promise.race([server.exited, sleep(SHUTDOWN_GRACE_MS / 2).then(() => undefined)]);
       assert.deepEqual(
         exit,
         { code: 0, signal: null },
