@@ -10,10 +10,13 @@ import { copyFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
+import { hashPassword, hashSecret, newId, newSecret, verifyPassword } from '../src/auth/secrets.ts';
 import type { DatabaseConfig } from '../src/config.ts';
 import { type BundleRequestTable, engineOf, openDatabase } from '../src/db/index.ts';
 import { migrateTo, migrateToLatest } from '../src/db/migrations.ts';
 import { isUniqueViolation } from '../src/errors.ts';
+import { open } from '../src/webhooks/secret-box.ts';
+import { signIn } from './console-session.ts';
 import {
   type ApiResult,
   addUser,
@@ -21,11 +24,15 @@ import {
   enrollAgent,
   isErrorShape,
   makeTempDir,
+  presign,
   setupTenant,
+  sha256Hex,
+  sleep,
   startTestServer,
   type TestServer,
 } from './harness.ts';
 import { databaseFlags, dropTestDatabase, ON_POSTGRES } from './test-database.ts';
+import { seedDeliveries } from './webhook-harness.ts';
 
 /** Rounds of each race: before the fixes PostgreSQL broke the first in 9 of 12 and the second in 5 of 5. */
 const ROUNDS = 20;
@@ -256,5 +263,625 @@ describe('one open bundle request per server', () => {
       await dropTestDatabase(dataDir);
       await rm(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
     }
+  });
+});
+
+describe('one running replay per endpoint', () => {
+  const PER_ROUND = 4;
+
+  it(`${PER_ROUND} replays of one endpoint started at once run exactly one; the others are 409 replay_running (${ROUNDS} rounds)`, async (t) => {
+    const db = server.deps.db;
+    const tenant = await setupTenant(server);
+    const running: number[] = [];
+    const wrongAnswers: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      // `localhost` is refused on every connection (SSRF guard): nothing leaves the machine.
+      const endpoint = await api(server.url, 'POST', '/v1/webhooks/endpoints', {
+        token: tenant.admin_token,
+        body: { name: `replay ${round}`, url: 'https://localhost/replay' },
+      });
+      assert.equal(endpoint.status, 201, endpoint.text);
+      // More deliveries than a feed step re-queues: with the clock standing still the replay stays running.
+      await seedDeliveries(server, tenant.tenant_id, endpoint.json.id, 50, new Date(server.clock.ms - 1000));
+      const since = new Date(server.clock.ms - 60_000).toISOString();
+      const answers = await Promise.all(
+        Array.from({ length: PER_ROUND }, (_, i) =>
+          api(targets[i % 2], 'POST', `/v1/webhooks/endpoints/${endpoint.json.id}/replay`, {
+            token: tenant.admin_token,
+            body: { since },
+          }),
+        ),
+      );
+      const rows = await db
+        .selectFrom('webhook_replays')
+        .select('id')
+        .where('endpoint_id', '=', endpoint.json.id)
+        .where('state', '=', 'running')
+        .execute();
+      running.push(rows.length);
+      const started = answers.filter((r) => r.status === 202);
+      const conflicts = answers.filter((r) => isError(r, 409, 'replay_running'));
+      if (started.length !== 1 || conflicts.length !== PER_ROUND - 1)
+        wrongAnswers.push(`round ${round}: ${answers.map((r) => `${r.status} ${r.text}`).join(' | ')}`);
+      // Cancelled, so that a later test moving the clock does not set them feeding.
+      for (const r of rows)
+        await api(server.url, 'POST', `/v1/webhooks/replays/${r.id}/cancel`, { token: tenant.admin_token });
+    }
+    t.diagnostic(`running replays per round: ${running.join(', ')}`);
+    assert.deepEqual(
+      running.filter((n) => n !== 1),
+      [],
+      `running replays per round: ${running.join(', ')} (more than one in ${running.filter((n) => n > 1).length} of ${ROUNDS})`,
+    );
+    assert.deepEqual(
+      wrongAnswers,
+      [],
+      `not one 202 and ${PER_ROUND - 1} × 409 in ${wrongAnswers.length} of ${ROUNDS} rounds`,
+    );
+  });
+});
+
+describe('one secret rotation in progress per endpoint', () => {
+  const PER_ROUND = 4;
+
+  it(`${PER_ROUND} rotations of one endpoint at once apply exactly one, and the old secret stays valid; the others are 409 rotation_in_progress (${ROUNDS} rounds)`, async (t) => {
+    const db = server.deps.db;
+    const key = server.deps.masterKey.derive('webhook-secrets');
+    const tenant = await setupTenant(server);
+    const broken: string[] = [];
+    const wrongAnswers: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const endpoint = await api(server.url, 'POST', '/v1/webhooks/endpoints', {
+        token: tenant.admin_token,
+        body: { name: `rotation ${round}`, url: 'https://localhost/rotation' },
+      });
+      assert.equal(endpoint.status, 201, endpoint.text);
+      const id: string = endpoint.json.id;
+      const answers = await Promise.all(
+        Array.from({ length: PER_ROUND }, (_, i) =>
+          api(targets[i % 2], 'POST', `/v1/webhooks/endpoints/${id}/rotate-secret`, {
+            token: tenant.admin_token,
+            body: { grace_seconds: 3600 },
+          }),
+        ),
+      );
+      const row = await db
+        .selectFrom('webhook_endpoints')
+        .select(['secret_sealed', 'previous_secret_sealed'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      const rotations = await db
+        .selectFrom('audit_log')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('action', '=', 'webhook_endpoint.secret_rotate')
+        .where('target', 'like', `${id} %`)
+        .executeTakeFirstOrThrow();
+      // Two rotations applied would leave the first one's secret as the old one: receivers
+      // that still hold the secret the endpoint had would fail during the grace period.
+      const previous = row.previous_secret_sealed ? open(key, row.previous_secret_sealed, id) : null;
+      if (Number(rotations.n) !== 1 || previous !== endpoint.json.secret)
+        broken.push(`round ${round}: ${rotations.n} rotations, the old secret ${previous === null ? 'gone' : 'kept'}`);
+      const rotated = answers.filter((r) => r.status === 200);
+      const conflicts = answers.filter((r) => isError(r, 409, 'rotation_in_progress'));
+      if (
+        rotated.length !== 1 ||
+        conflicts.length !== PER_ROUND - 1 ||
+        rotated[0].json.secret !== open(key, row.secret_sealed, id)
+      )
+        wrongAnswers.push(`round ${round}: ${answers.map((r) => `${r.status} ${r.text.slice(0, 200)}`).join(' | ')}`);
+    }
+    t.diagnostic(`more than one rotation applied in ${broken.length} of ${ROUNDS} rounds`);
+    assert.deepEqual(broken, [], `more than one rotation applied in ${broken.length} of ${ROUNDS} rounds`);
+    assert.deepEqual(
+      wrongAnswers,
+      [],
+      `not one 200 (with the secret now current) and ${PER_ROUND - 1} × 409 in ${wrongAnswers.length} of ${ROUNDS} rounds`,
+    );
+  });
+});
+
+describe('a set-password link works once', () => {
+  const PER_ROUND = 4;
+
+  it(`one link used ${PER_ROUND} times at once, each with its own password, sets exactly one; the others are 410 link_expired (${ROUNDS} rounds)`, async (t) => {
+    const db = server.deps.db;
+    const tenant = await setupTenant(server);
+    const passwordsSet: number[] = [];
+    const wrongAnswers: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const added = await api(server.url, 'POST', '/v1/users', {
+        token: tenant.admin_token,
+        body: { email: `link-${round}@race.example`, role: 'member' },
+      });
+      assert.equal(added.status, 201, added.text);
+      const url: string = added.json.set_password_url;
+      const token = url.slice(url.indexOf('#') + 1);
+      const passwords = Array.from({ length: PER_ROUND }, (_, i) => `the password of use ${i} in round ${round}`);
+      const answers = await Promise.all(
+        passwords.map((password, i) =>
+          api(targets[i % 2], 'POST', '/v1/auth/set-password', { body: { token, password } }),
+        ),
+      );
+      const succeeded = answers.filter((r) => r.status === 204);
+      passwordsSet.push(succeeded.length);
+      const user = await db
+        .selectFrom('users')
+        .select('password_hash')
+        .where('id', '=', added.json.id)
+        .executeTakeFirstOrThrow();
+      const winner = answers.findIndex((r) => r.status === 204);
+      if (
+        succeeded.length !== 1 ||
+        answers.filter((r) => isError(r, 410, 'link_expired')).length !== PER_ROUND - 1 ||
+        !(await verifyPassword(passwords[winner], user.password_hash))
+      )
+        wrongAnswers.push(`round ${round}: ${answers.map((r) => `${r.status} ${r.text}`).join(' | ')}`);
+    }
+    t.diagnostic(`passwords set per round: ${passwordsSet.join(', ')}`);
+    assert.deepEqual(
+      passwordsSet.filter((n) => n !== 1),
+      [],
+      `passwords set per round: ${passwordsSet.join(', ')} (more than one in ${passwordsSet.filter((n) => n > 1).length} of ${ROUNDS})`,
+    );
+    assert.deepEqual(
+      wrongAnswers,
+      [],
+      `not one 204 (its password the one stored) and ${PER_ROUND - 1} × 410 in ${wrongAnswers.length} of ${ROUNDS} rounds`,
+    );
+  });
+});
+
+describe("an enrolment token's use limit and expiry", () => {
+  const MAX_USES = 3;
+  const PER_ROUND = 8;
+  const enroll = (base: string, token: string, hostname: string) =>
+    api(base, 'POST', '/v1/agents/enroll', {
+      body: { token, hostname, environment: 'test', agent_version: '0.1.0' },
+    });
+  const agentsNamed = (tenantId: string, prefix: string) =>
+    server.deps.db
+      .selectFrom('agents')
+      .select(['id', 'enrolled_at'])
+      .where('tenant_id', '=', tenantId)
+      .where('hostname', 'like', `${prefix}%`)
+      .execute();
+  const usesOf = async (id: string) =>
+    Number(
+      (
+        await server.deps.db
+          .selectFrom('enrollment_tokens')
+          .select('uses')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow()
+      ).uses,
+    );
+
+  it(`a token of ${MAX_USES} uses used ${PER_ROUND} times at once enrols exactly ${MAX_USES} agents; the others are 401 invalid_enrollment_token (${ROUNDS} rounds)`, async (t) => {
+    const tenant = await setupTenant(server);
+    const enrolled: number[] = [];
+    const wrongAnswers: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const created = await api(server.url, 'POST', '/v1/enrollment-tokens', {
+        token: tenant.admin_token,
+        body: { max_uses: MAX_USES },
+      });
+      assert.equal(created.status, 201, created.text);
+      const answers = await Promise.all(
+        Array.from({ length: PER_ROUND }, (_, i) =>
+          enroll(targets[i % 2], created.json.token, `uses-${round}-${i}.example`),
+        ),
+      );
+      const agents = await agentsNamed(tenant.tenant_id, `uses-${round}-`);
+      const uses = await usesOf(created.json.id);
+      enrolled.push(agents.length);
+      if (
+        uses !== agents.length ||
+        answers.filter((r) => r.status === 201).length !== MAX_USES ||
+        answers.filter((r) => isError(r, 401, 'invalid_enrollment_token')).length !== PER_ROUND - MAX_USES
+      )
+        wrongAnswers.push(`round ${round}: uses ${uses}; ${answers.map((r) => `${r.status} ${r.text}`).join(' | ')}`);
+    }
+    t.diagnostic(`agents enrolled per round: ${enrolled.join(', ')}`);
+    assert.deepEqual(
+      enrolled.filter((n) => n !== MAX_USES),
+      [],
+      `agents enrolled per round: ${enrolled.join(', ')} (more than ${MAX_USES} in ${enrolled.filter((n) => n > MAX_USES).length} of ${ROUNDS})`,
+    );
+    assert.deepEqual(
+      wrongAnswers,
+      [],
+      `not ${MAX_USES} × 201 and ${PER_ROUND - MAX_USES} × 401, uses counted, in ${wrongAnswers.length} of ${ROUNDS} rounds`,
+    );
+  });
+
+  it(`a token that expires while ${PER_ROUND} enrolments with it run enrols no agent at or after its expiry (${ROUNDS} rounds)`, async (t) => {
+    const tenant = await setupTenant(server);
+    const late: string[] = [];
+    const wrongAnswers: string[] = [];
+    const before: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const created = await api(server.url, 'POST', '/v1/enrollment-tokens', {
+        token: tenant.admin_token,
+        body: { expires_in_seconds: 60 },
+      });
+      assert.equal(created.status, 201, created.text);
+      const expiresAt: string = created.json.expires_at;
+      // One enrolment sent per turn of the event loop, the clock reaching the expiry after a
+      // different number of them each round: the ones in flight race it.
+      const requests: Promise<ApiResult>[] = [];
+      for (let i = 0; i < PER_ROUND; i++) {
+        if (i === round % (PER_ROUND + 1)) server.clock.ms = Date.parse(expiresAt);
+        requests.push(enroll(targets[i % 2], created.json.token, `expiry-${round}-${i}.example`));
+        await sleep(0);
+      }
+      server.clock.ms = Date.parse(expiresAt);
+      const answers = await Promise.all(requests);
+      const agents = await agentsNamed(tenant.tenant_id, `expiry-${round}-`);
+      const uses = await usesOf(created.json.id);
+      before.push(agents.length);
+      const after = agents.filter((a) => a.enrolled_at >= expiresAt);
+      if (after.length > 0) late.push(`round ${round}: ${after.map((a) => a.enrolled_at).join(', ')}`);
+      if (
+        uses !== agents.length ||
+        answers.filter((r) => r.status === 201).length !== agents.length ||
+        !answers.every((r) => r.status === 201 || isError(r, 401, 'invalid_enrollment_token'))
+      )
+        wrongAnswers.push(`round ${round}: uses ${uses}; ${answers.map((r) => `${r.status} ${r.text}`).join(' | ')}`);
+    }
+    t.diagnostic(`agents enrolled before the expiry per round: ${before.join(', ')}`);
+    assert.deepEqual(late, [], `agents enrolled at or after the expiry in ${late.length} of ${ROUNDS} rounds`);
+    assert.deepEqual(
+      wrongAnswers,
+      [],
+      `uses or answers not matching the agents enrolled in ${wrongAnswers.length} of ${ROUNDS} rounds`,
+    );
+  });
+});
+
+describe("a tenant's upload quota", () => {
+  const PER_ROUND = 8;
+
+  it(`${PER_ROUND} presigns of one tenant at once never reserve more than its quota (${ROUNDS} rounds)`, async (t) => {
+    const db = server.deps.db;
+    const quota = server.deps.config.limits.tenantQuotaBytes;
+    const size = server.deps.config.maxBundleBytes;
+    // One bundle's reservation is held before the race: the rest of the quota fits `fits` more.
+    const fits = Math.floor((quota - size) / size);
+    assert.ok(fits > 0 && fits < PER_ROUND, `the quota (${quota}) holds ${fits} more bundles of ${size} bytes`);
+    const overQuota: string[] = [];
+    const wrongAnswers: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const tenant = await setupTenant(server);
+      const agent = await enrollAgent(server.url, tenant.enroll_token);
+      const ask = (base: string, i: number) =>
+        presign(base, agent.api_key, { size, sha256: sha256Hex(`${round}-${i}`) });
+      const held = await ask(server.url, -1);
+      assert.equal(held.status, 200, held.text);
+      const answers = await Promise.all(Array.from({ length: PER_ROUND }, (_, i) => ask(targets[i % 2], i)));
+      const reserved = await db
+        .selectFrom('uploads')
+        .select((eb) => eb.fn.sum<number>('size').as('n'))
+        .where('tenant_id', '=', tenant.tenant_id)
+        .executeTakeFirstOrThrow();
+      if (Number(reserved.n) > quota) overQuota.push(`round ${round}: ${reserved.n} of ${quota} bytes reserved`);
+      if (
+        answers.filter((r) => r.status === 200).length !== fits ||
+        answers.filter((r) => isError(r, 403, 'quota_exceeded')).length !== PER_ROUND - fits
+      )
+        wrongAnswers.push(`round ${round}: ${answers.map((r) => `${r.status} ${r.text.slice(0, 120)}`).join(' | ')}`);
+    }
+    t.diagnostic(`more than the quota reserved in ${overQuota.length} of ${ROUNDS} rounds`);
+    assert.deepEqual(overQuota, [], `more than the quota reserved in ${overQuota.length} of ${ROUNDS} rounds`);
+    assert.deepEqual(
+      wrongAnswers,
+      [],
+      `not ${fits} × 200 and ${PER_ROUND - fits} × 403 quota_exceeded in ${wrongAnswers.length} of ${ROUNDS} rounds`,
+    );
+  });
+});
+
+describe('revoked agent keys, API tokens and sessions', () => {
+  // Each round: the credential is used over and over at both targets while it is revoked at
+  // both at once. A use that began before a revoke answered may still pass (the principal is
+  // read when the request starts); one sent after must be 401. The two revokes must agree
+  // without a 5xx: the key's revoke answers the same record twice, a token's or a session's
+  // answers 204 and then 404 (it is no longer there to revoke).
+  const USES_AFTER = 2;
+  const PASSWORD = 'correct horse battery staple';
+
+  interface Use {
+    sentAt: number;
+    res: ApiResult;
+  }
+
+  /**
+   * Uses `use` at each target until it was sent USES_AFTER times after a revoke answered;
+   * `revoke` runs at each target at once as soon as the first use answered.
+   */
+  async function raceRevoke(
+    use: (base: string) => Promise<ApiResult>,
+    revoke: (base: string) => Promise<ApiResult>,
+  ): Promise<{ revokes: ApiResult[]; uses: Use[]; revokedAt: number }> {
+    let revokedAt = Number.POSITIVE_INFINITY;
+    let startRevokes = () => {};
+    const revoking = new Promise<void>((resolve) => {
+      startRevokes = resolve;
+    }).then(() =>
+      Promise.all(
+        targets.map(async (base) => {
+          const res = await revoke(base);
+          revokedAt = Math.min(revokedAt, performance.now());
+          return res;
+        }),
+      ),
+    );
+    const uses = await Promise.all(
+      targets.map(async (base) => {
+        const seen: Use[] = [];
+        while (seen.filter((u) => u.sentAt > revokedAt).length < USES_AFTER && seen.length < 200) {
+          const sentAt = performance.now();
+          seen.push({ sentAt, res: await use(base) });
+          startRevokes();
+        }
+        return seen;
+      }),
+    );
+    return { revokes: await revoking, uses: uses.flat(), revokedAt };
+  }
+
+  /**
+   * Checks a round: `late` gets the uses after the revoke that still passed, `wrong` any other
+   * answer out of place (a use answers `passes` or 401).
+   */
+  function judge(
+    round: number,
+    race: { revokes: ApiResult[]; uses: Use[]; revokedAt: number },
+    revokesAgree: (revokes: ApiResult[]) => boolean,
+    late: string[],
+    wrong: string[],
+    passes = 200,
+  ): void {
+    const passed = race.uses.filter((u) => u.sentAt > race.revokedAt && u.res.status !== 401);
+    if (passed.length > 0) late.push(`round ${round}: ${passed.map((u) => u.res.status).join(', ')}`);
+    const odd = race.uses.filter((u) => u.res.status !== passes && u.res.status !== 401);
+    if (odd.length > 0 || !revokesAgree(race.revokes))
+      wrong.push(
+        `round ${round}: revokes ${race.revokes.map((r) => `${r.status} ${r.text.slice(0, 200)}`).join(' | ')}; uses ${odd.map((u) => `${u.res.status} ${u.res.text}`).join(' | ')}`,
+      );
+  }
+
+  const oneRevokedOneGone = (revokes: ApiResult[]) =>
+    revokes.filter((r) => r.status === 204).length === 1 &&
+    revokes.filter((r) => isError(r, 404, 'not_found')).length === 1;
+
+  /** A member with an API token (to revoke the other credentials with) and a password; the user's id and email. */
+  async function newMember(tenantId: string) {
+    const token = await addUser(server, tenantId, 'member');
+    const db = server.deps.db;
+    const { user_id: id } = await db
+      .selectFrom('api_tokens')
+      .select('user_id')
+      .where('token_hash', '=', hashSecret(token))
+      .executeTakeFirstOrThrow();
+    // Stored normalised, as sign-in looks it up.
+    const email = `${id.toLowerCase()}@test.local`;
+    await db
+      .updateTable('users')
+      .set({ email, password_hash: await hashPassword(PASSWORD) })
+      .where('id', '=', id)
+      .execute();
+    return { id, email, token };
+  }
+
+  it(`an agent key revoked twice at once while in use: both revokes answer the same record, and no use after them passes (${ROUNDS} rounds)`, async (t) => {
+    const db = server.deps.db;
+    const tenant = await setupTenant(server);
+    const late: string[] = [];
+    const wrong: string[] = [];
+    let usesBefore = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const agent = await enrollAgent(server.url, tenant.enroll_token, { hostname: `revoke-${round}.example` });
+      const race = await raceRevoke(
+        (base) => api(base, 'GET', '/v1/agent/commands?wait=0', { token: agent.api_key }),
+        (base) => api(base, 'POST', `/v1/agents/${agent.agent_id}/revoke`, { token: tenant.admin_token }),
+      );
+      usesBefore += race.uses.filter((u) => u.sentAt <= race.revokedAt && u.res.status === 200).length;
+      const audited = await db
+        .selectFrom('audit_log')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('action', '=', 'agent.revoke')
+        .where('target', '=', agent.agent_id)
+        .executeTakeFirstOrThrow();
+      judge(
+        round,
+        race,
+        ([a, b]) =>
+          a.status === 200 &&
+          b.status === 200 &&
+          a.json.revoked_at !== null &&
+          a.json.revoked_at === b.json.revoked_at &&
+          Number(audited.n) === 1,
+        late,
+        wrong,
+      );
+    }
+    t.diagnostic(`${usesBefore} uses sent before a revoke answered passed`);
+    assert.deepEqual(late, [], `a use after the revoke passed in ${late.length} of ${ROUNDS} rounds`);
+    assert.deepEqual(
+      wrong,
+      [],
+      `revokes disagreeing or a use answered neither 200 nor 401 in ${wrong.length} of ${ROUNDS} rounds`,
+    );
+  });
+
+  it(`an API token revoked twice at once while in use: 204 and 404, and no use after them passes (${ROUNDS} rounds)`, async (t) => {
+    const tenant = await setupTenant(server);
+    const late: string[] = [];
+    const wrong: string[] = [];
+    let usesBefore = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const member = await newMember(tenant.tenant_id);
+      const created = await api(server.url, 'POST', '/v1/me/tokens', { token: member.token, body: { name: 'victim' } });
+      assert.equal(created.status, 201, created.text);
+      const race = await raceRevoke(
+        (base) => api(base, 'GET', '/v1/me/tokens', { token: created.json.token }),
+        (base) => api(base, 'DELETE', `/v1/me/tokens/${created.json.id}`, { token: member.token }),
+      );
+      usesBefore += race.uses.filter((u) => u.sentAt <= race.revokedAt && u.res.status === 200).length;
+      judge(round, race, oneRevokedOneGone, late, wrong);
+    }
+    t.diagnostic(`${usesBefore} uses sent before a revoke answered passed`);
+    assert.deepEqual(late, [], `a use after the revoke passed in ${late.length} of ${ROUNDS} rounds`);
+    assert.deepEqual(
+      wrong,
+      [],
+      `revokes not 204 and 404, or a use answered neither 200 nor 401, in ${wrong.length} of ${ROUNDS} rounds`,
+    );
+  });
+
+  it(`API tokens created with a token from before a reset through a set-password link, while it runs, do not outlive it (${ROUNDS} rounds)`, async (t) => {
+    // A reset revokes every API token of the account. A token created by a request that was
+    // authenticated before the reset committed must not be left live after it: that would
+    // hand whoever held the old token a new one.
+    const db = server.deps.db;
+    const tenant = await setupTenant(server);
+    const survived: string[] = [];
+    const late: string[] = [];
+    const wrong: string[] = [];
+    let created = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const added = await api(server.url, 'POST', '/v1/users', {
+        token: tenant.admin_token,
+        body: { email: `tokens-${round}@race.example`, role: 'member' },
+      });
+      assert.equal(added.status, 201, added.text);
+      const held = newSecret('userToken');
+      await db
+        .insertInto('api_tokens')
+        .values({
+          id: newId('tok'),
+          user_id: added.json.id,
+          token_hash: hashSecret(held),
+          name: 'held by someone else',
+          created_at: server.clock.now().toISOString(),
+          revoked_at: null,
+        })
+        .execute();
+      const url: string = added.json.set_password_url;
+      const link = url.slice(url.indexOf('#') + 1);
+      const race = await raceRevoke(
+        (base) => api(base, 'POST', '/v1/me/tokens', { token: held, body: { name: 'made during the reset' } }),
+        (base) =>
+          api(base, 'POST', '/v1/auth/set-password', {
+            body: { token: link, password: 'the new password after the reset' },
+          }),
+      );
+      created += race.uses.filter((u) => u.res.status === 201).length;
+      const live = await db
+        .selectFrom('api_tokens')
+        .select('id')
+        .where('user_id', '=', added.json.id)
+        .where('revoked_at', 'is', null)
+        .execute();
+      if (live.length > 0) survived.push(`round ${round}: ${live.length} live`);
+      judge(
+        round,
+        race,
+        (resets) =>
+          resets.filter((r) => r.status === 204).length === 1 &&
+          resets.filter((r) => isError(r, 410, 'link_expired')).length === 1,
+        late,
+        wrong,
+        201,
+      );
+    }
+    t.diagnostic(`${created} tokens created; one outlived the reset in ${survived.length} of ${ROUNDS} rounds`);
+    assert.deepEqual(survived, [], `a token outlived the reset in ${survived.length} of ${ROUNDS} rounds`);
+    assert.deepEqual(late, [], `a token was created after the reset answered in ${late.length} of ${ROUNDS} rounds`);
+    assert.deepEqual(
+      wrong,
+      [],
+      `resets not 204 and 410, or a creation neither 201 nor 401, in ${wrong.length} of ${ROUNDS} rounds`,
+    );
+  });
+
+  it(`sign-ins with the old password racing a reset through a set-password link leave no live session (${ROUNDS} rounds)`, async (t) => {
+    // A reset ends every session of the account (it may be in someone else's hands). A sign-in
+    // whose password check began before the reset committed must not add a session after it.
+    const LOGINS = 3;
+    const db = server.deps.db;
+    const tenant = await setupTenant(server);
+    const oldHash = await hashPassword(PASSWORD);
+    const survived: string[] = [];
+    const wrong: string[] = [];
+    let signedIn = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const email = `reset-${round}@race.example`;
+      const added = await api(server.url, 'POST', '/v1/users', {
+        token: tenant.admin_token,
+        body: { email, role: 'member' },
+      });
+      assert.equal(added.status, 201, added.text);
+      await db.updateTable('users').set({ password_hash: oldHash }).where('id', '=', added.json.id).execute();
+      const url: string = added.json.set_password_url;
+      const logins = Array.from({ length: LOGINS }, (_, i) =>
+        api(targets[i % 2], 'POST', '/v1/auth/login', { body: { email, password: PASSWORD } }),
+      );
+      // The reset lands at a different point of the sign-ins' password checks each round.
+      await sleep((round % 5) * 10);
+      const reset = await api(targets[round % 2], 'POST', '/v1/auth/set-password', {
+        body: { token: url.slice(url.indexOf('#') + 1), password: 'the new password after the reset' },
+      });
+      const answers = await Promise.all(logins);
+      signedIn += answers.filter((r) => r.status === 200).length;
+      const live = await db
+        .selectFrom('sessions')
+        .select('id')
+        .where('user_id', '=', added.json.id)
+        .where('revoked_at', 'is', null)
+        .execute();
+      if (live.length > 0) survived.push(`round ${round}: ${live.length} live`);
+      if (reset.status !== 204 || !answers.every((r) => r.status === 200 || isError(r, 401, 'invalid_credentials')))
+        wrong.push(`round ${round}: reset ${reset.status}; ${answers.map((r) => `${r.status} ${r.text}`).join(' | ')}`);
+    }
+    t.diagnostic(
+      `${signedIn} of ${ROUNDS * LOGINS} sign-ins answered 200; a session outlived the reset in ${survived.length} of ${ROUNDS} rounds`,
+    );
+    assert.deepEqual(survived, [], `a session outlived the reset in ${survived.length} of ${ROUNDS} rounds`);
+    assert.deepEqual(
+      wrong,
+      [],
+      `a reset not 204 or a sign-in neither 200 nor 401 in ${wrong.length} of ${ROUNDS} rounds`,
+    );
+  });
+
+  it(`a session revoked twice at once while in use: 204 and 404, and no use after them passes (${ROUNDS} rounds)`, async (t) => {
+    const db = server.deps.db;
+    const tenant = await setupTenant(server);
+    const late: string[] = [];
+    const wrong: string[] = [];
+    let usesBefore = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const member = await newMember(tenant.tenant_id);
+      const browser = await signIn(server.url, member.email, PASSWORD);
+      const session = await db
+        .selectFrom('sessions')
+        .select('id')
+        .where('user_id', '=', member.id)
+        .executeTakeFirstOrThrow();
+      const race = await raceRevoke(
+        (base) => api(base, 'GET', '/v1/auth/session', { headers: { cookie: browser.cookie } }),
+        (base) => api(base, 'DELETE', `/v1/me/sessions/${session.id}`, { token: member.token }),
+      );
+      usesBefore += race.uses.filter((u) => u.sentAt <= race.revokedAt && u.res.status === 200).length;
+      judge(round, race, oneRevokedOneGone, late, wrong);
+    }
+    t.diagnostic(`${usesBefore} uses sent before a revoke answered passed`);
+    assert.deepEqual(late, [], `a use after the revoke passed in ${late.length} of ${ROUNDS} rounds`);
+    assert.deepEqual(
+      wrong,
+      [],
+      `revokes not 204 and 404, or a use answered neither 200 nor 401, in ${wrong.length} of ${ROUNDS} rounds`,
+    );
   });
 });

@@ -378,10 +378,16 @@ export function bodyJson(hit: ReceivedRequest): Loose {
 // ---------------------------------------------------------------------------------------
 // Replays
 
-/** `n` succeeded deliveries of one endpoint, written straight into the database (signals included), created half a second ago: a replay's material without sending anything first. */
-export async function seedDeliveries(server: WebhookServer, tenantId: string, endpointId: string, n: number) {
+/** `n` succeeded deliveries of one endpoint, written straight into the database (signals included), created at `createdAt` (half a second ago by default): a replay's material without sending anything first. */
+export async function seedDeliveries(
+  server: { deps: Pick<WebhookServer['deps'], 'db'> },
+  tenantId: string,
+  endpointId: string,
+  n: number,
+  createdAt = new Date(Date.now() - 500),
+) {
   const db = server.deps.db;
-  const at = new Date(Date.now() - 500).toISOString();
+  const at = createdAt.toISOString();
   for (let i = 0; i < n; i += 500) {
     const signals = Array.from({ length: Math.min(500, n - i) }, () => ({
       id: timeOrderedId('sig'),

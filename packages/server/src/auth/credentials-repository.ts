@@ -2,7 +2,14 @@
 // tokens and their one-time set-password links. Tokens and links are stored as SHA-256 only.
 
 import type { Kysely } from 'kysely';
-import type { ApiTokenTable, Database, Db, PasswordLinkTable, Role } from '../db/index.ts';
+import {
+  type ApiTokenTable,
+  type Database,
+  type Db,
+  engineOf,
+  type PasswordLinkTable,
+  type Role,
+} from '../db/index.ts';
 
 export interface Account {
   id: string;
@@ -55,8 +62,29 @@ export class CredentialsRepository {
 
   // --- API tokens ------------------------------------------------------------------------
 
-  async insertToken(row: ApiTokenTable): Promise<void> {
-    await this.#db.insertInto('api_tokens').values(row).execute();
+  /**
+   * Inserts a token of the user only while the credential the request came with (its session
+   * or API token) is live; false (nothing written) when it was revoked meanwhile. A reset
+   * through a set-password link (which revokes every session and token of the user, in its own
+   * transaction) runs before or after this, never in between: on PostgreSQL the user's row is
+   * locked for share first, so the reset waits for this token and revokes it, or this request
+   * waits for the reset and is refused; on SQLite the transaction holds the only connection.
+   */
+  async insertTokenWhileLive(row: ApiTokenTable, via: { sessionId?: string; tokenId?: string }): Promise<boolean> {
+    return this.#db.transaction().execute(async (trx) => {
+      const user = trx.selectFrom('users').select('id').where('id', '=', row.user_id);
+      if (!(await (engineOf(trx) === 'postgres' ? user.forShare() : user).executeTakeFirst())) return false;
+      const live = await trx
+        .selectFrom(via.sessionId === undefined ? 'api_tokens' : 'sessions')
+        .select('id')
+        .where('id', '=', via.sessionId ?? via.tokenId ?? '')
+        .where('user_id', '=', row.user_id)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      if (!live) return false;
+      await trx.insertInto('api_tokens').values(row).execute();
+      return true;
+    });
   }
 
   /** The user's tokens not revoked, newest first. */

@@ -34,6 +34,8 @@ export type Principal =
       email: string;
       /** Set when the request was authenticated by the session cookie, not a bearer token. */
       session?: SessionRef;
+      /** The API token's id, when the request was authenticated by one. */
+      tokenId?: string;
     };
 
 export type AgentPrincipal = Extract<Principal, { kind: 'agent' }>;
@@ -110,11 +112,20 @@ export async function resolvePrincipal(
       const user = await db
         .selectFrom('api_tokens')
         .innerJoin('users', 'users.id', 'api_tokens.user_id')
-        .select(['users.id', 'users.tenant_id', 'users.role', 'users.email'])
+        .select(['users.id', 'users.tenant_id', 'users.role', 'users.email', 'api_tokens.id as token_id'])
         .where('api_tokens.token_hash', '=', hash)
         .where('api_tokens.revoked_at', 'is', null)
         .executeTakeFirst();
-      return user && { kind: 'user', userId: user.id, tenantId: user.tenant_id, role: user.role, email: user.email };
+      return (
+        user && {
+          kind: 'user',
+          userId: user.id,
+          tenantId: user.tenant_id,
+          role: user.role,
+          email: user.email,
+          tokenId: user.token_id,
+        }
+      );
     }
     default:
       return undefined;

@@ -1,7 +1,7 @@
 // Console sessions, as stored: the token's SHA-256, never the token. Every read and write is
 // scoped by the session's user (a user sees and revokes only their own sessions).
 
-import type { Db, Role, SessionTable } from '../db/index.ts';
+import { type Db, engineOf, type Role, type SessionTable } from '../db/index.ts';
 
 /** A session with the user it signs in: what each cookie-authenticated request resolves. */
 export interface ResolvedSession {
@@ -16,8 +16,23 @@ export class SessionsRepository {
     this.#db = db;
   }
 
-  async insert(row: SessionTable): Promise<void> {
-    await this.#db.insertInto('sessions').values(row).execute();
+  /**
+   * Inserts a sign-in's session only while the user's password is still `passwordHash`, the one
+   * the sign-in checked; false (nothing written) when a reset or change replaced it meanwhile.
+   * The check and the insert are one transaction, and a password change (which ends the user's
+   * sessions in its own transaction) runs before or after it, never in between: on PostgreSQL
+   * the user's row is locked for share first, so the change waits for this session and ends it,
+   * or this sign-in waits for the change and is refused; on SQLite the transaction holds the
+   * only connection.
+   */
+  async insertIfPassword(row: SessionTable, passwordHash: string): Promise<boolean> {
+    return this.#db.transaction().execute(async (trx) => {
+      const query = trx.selectFrom('users').select('password_hash').where('id', '=', row.user_id);
+      const user = await (engineOf(trx) === 'postgres' ? query.forShare() : query).executeTakeFirst();
+      if (user?.password_hash !== passwordHash) return false;
+      await trx.insertInto('sessions').values(row).execute();
+      return true;
+    });
   }
 
   /** The session with this token hash and its user (live or not: the caller judges). */

@@ -1,6 +1,6 @@
 // A user's own sessions, password and personal API tokens.
 
-import { ApiError, notFound } from '../../errors.ts';
+import { ApiError, notFound, unauthorized } from '../../errors.ts';
 import type { AuthContext } from '../context.ts';
 import type { UserPrincipal } from '../principal.ts';
 import { checkPassword, hashPassword, hashSecret, newId, newSecret } from '../secrets.ts';
@@ -68,7 +68,9 @@ export async function createToken(ctx: AuthContext, user: UserPrincipal, name: s
     created_at: ctx.now().toISOString(),
     revoked_at: null,
   };
-  await ctx.credentials.insertToken(row);
+  // A token made through a credential revoked meanwhile (a reset revokes them all) would outlive it.
+  if (!(await ctx.credentials.insertTokenWhileLive(row, { sessionId: user.session?.id, tokenId: user.tokenId })))
+    throw unauthorized();
   return { id: row.id, name: row.name, created_at: row.created_at, token };
 }
 

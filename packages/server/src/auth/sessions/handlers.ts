@@ -56,13 +56,12 @@ export async function login(
     await ctx.limiter.failed(email, client.ip, ctx.now());
     throw invalidCredentials();
   }
-  await ctx.limiter.succeeded(email, client.ip);
   const now = ctx.now();
   const token = newSecret('sessionToken');
   const tokenHash = hashSecret(token);
   const times = newSessionTimes(now, ctx.lifetimes);
   const id = newId('ses');
-  await ctx.sessions.insert({
+  const session = {
     id,
     user_id: account.id,
     token_hash: tokenHash,
@@ -71,7 +70,11 @@ export async function login(
     revoked_at: null,
     ip: client.ip.slice(0, 100),
     user_agent: client.userAgent.slice(0, 300),
-  });
+  };
+  // A reset or change that committed while the password was checked ended every session: this
+  // one must not start after it. Not a failed guess (the password was right when checked).
+  if (!(await ctx.sessions.insertIfPassword(session, account.password_hash))) throw invalidCredentials();
+  await ctx.limiter.succeeded(email, client.ip);
   await ctx.credentials.signedIn(account.id, now.toISOString());
   await ctx.sessions.deleteEndedOf(account.id, new Date(now.getTime() - ENDED_SESSIONS_KEPT_MS).toISOString());
   const info = sessionInfo(
