@@ -1,7 +1,9 @@
 // What the crash tests check of the receipts after a kill (delivery-crash, replicas-crash):
 // every (signal, endpoint) pair of every signal that exists arrives, and pairs and
 // Guard-Delivery ids map one to one — duplicates allowed, each with its pair's id (spec 2.6:
-// at least once, the same Guard-Delivery on a retry).
+// at least once, the same Guard-Delivery on a retry). Before the analysis the server's
+// delivery queue must be empty: late duplicates (attempts whose outcome the kill lost) and
+// the last pairs of a signal nobody acknowledged arrive before that, never after.
 
 import assert from 'node:assert/strict';
 import type { Receipt } from '../../../bench/lib-tls.ts';
@@ -79,4 +81,32 @@ export function assertOneIdPerPair(
     duplicatedPairs: [...counts.values()].filter((n) => n > 1).length,
     counts,
   };
+}
+
+/**
+ * Deliveries waiting or in flight, as a server's /metrics shows them (guard_webhook_queue_depth,
+ * read from the database at the scrape: the same from every replica).
+ */
+export async function queueDepth(metricsUrl: string): Promise<number> {
+  const res = await fetch(metricsUrl);
+  assert.equal(res.status, 200, `GET ${metricsUrl}: ${res.status}`);
+  const text = await res.text();
+  const depths = [...text.matchAll(/^guard_webhook_queue_depth\{state="(?:pending|delivering)"\} (\d+)$/gm)];
+  assert.equal(depths.length, 2, `no queue depth by state in ${metricsUrl}`);
+  return depths.reduce((n, m) => n + Number(m[1]), 0);
+}
+
+/**
+ * Waits (at most `maxMs`) until the delivery queue is empty: every delivery made, each only once
+ * its receiver answered, so every request the servers will send has arrived. Returns the
+ * deliveries still waiting or in flight (0: none).
+ */
+export async function waitForEmptyQueue(metricsUrl: string, maxMs: number, pollMs: number): Promise<number> {
+  const deadline = performance.now() + maxMs;
+  let left = await queueDepth(metricsUrl);
+  while (left > 0 && performance.now() < deadline) {
+    await sleep(pollMs);
+    left = await queueDepth(metricsUrl);
+  }
+  return left;
 }

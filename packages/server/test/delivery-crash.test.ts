@@ -27,7 +27,7 @@ import {
   spawnGuard,
   startReceiver,
 } from '../../../bench/lib-tls.ts';
-import { assertOneIdPerPair, waitForEveryPair } from './at-least-once.ts';
+import { assertOneIdPerPair, waitForEmptyQueue, waitForEveryPair } from './at-least-once.ts';
 
 const SIGNALS = 5_000;
 const CREATE_CONCURRENCY = 32;
@@ -65,7 +65,11 @@ describe('webhook delivery across a SIGKILL of the real guard-server', () => {
       });
       const setup = guardSetup(dataDir);
       const port = await freePort();
-      server = await spawnGuard({ dataDir, port, caPath: pki.caPath, args: SERVER_ARGS });
+      // Its /metrics shows the delivery queue; the restarted server listens on the same ports.
+      const metricsPort = await freePort();
+      const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+      const args = [...SERVER_ARGS, '--metrics-listen', `127.0.0.1:${metricsPort}`];
+      server = await spawnGuard({ dataDir, port, caPath: pki.caPath, args });
       api = new ApiClient(server.url, CREATE_CONCURRENCY);
       const agent = await api.must('/v1/agents/enroll', undefined, { token: setup.enroll_token, hostname: 'crash-1' });
       const secrets = new Map<string, string>();
@@ -103,7 +107,7 @@ describe('webhook delivery across a SIGKILL of the real guard-server', () => {
         const exit = await first.exited;
         assert.equal(exit.signal, 'SIGKILL');
         const t0 = performance.now();
-        server = await spawnGuard({ dataDir, port, caPath: pki.caPath, args: SERVER_ARGS });
+        server = await spawnGuard({ dataDir, port, caPath: pki.caPath, args });
         restartMs = performance.now() - t0;
       });
       restarted.catch(() => {}); // awaited below; a failure here must not be unhandled meanwhile
@@ -144,7 +148,13 @@ describe('webhook delivery across a SIGKILL of the real guard-server', () => {
       const left = await waitForEveryPair(receipts, known, PATHS, RECOVERY_MAX_MS, 50);
       const recoveredMs = performance.now() - killedAt;
       assert.equal(left, 0, `${left} (signal, endpoint) pairs never arrived within ${RECOVERY_MAX_MS} ms of the kill`);
-      await sleep(300); // let stragglers (late duplicates) land before the analysis
+      // Stragglers (late duplicates, a last pair of a signal nobody acknowledged) land before the analysis.
+      const queued = await waitForEmptyQueue(metricsUrl, RECOVERY_MAX_MS, 50);
+      assert.equal(
+        queued,
+        0,
+        `${queued} deliveries still waiting or in flight ${RECOVERY_MAX_MS} ms after every pair arrived`,
+      );
       await (server as GuardProcess).stop('SIGTERM');
 
       // Analysis: pairs ↔ Guard-Delivery must be a bijection.

@@ -28,7 +28,7 @@ import {
   spawnGuard,
   startReceiver,
 } from '../../../bench/lib-tls.ts';
-import { assertOneIdPerPair, waitForEveryPair } from './at-least-once.ts';
+import { assertOneIdPerPair, waitForEmptyQueue, waitForEveryPair } from './at-least-once.ts';
 import { databaseArgs, dropTestDatabase, ON_POSTGRES } from './test-database.ts';
 
 const REPLICAS = 3;
@@ -50,8 +50,6 @@ const SERVER_ARGS = [
   String(LEASE_MS),
   '--webhook-endpoint-concurrency',
   String(PER_ENDPOINT),
-  '--metrics-listen',
-  '',
 ];
 
 describe('three replicas on one PostgreSQL, one killed and one restarted mid-run', { skip: !ON_POSTGRES }, () => {
@@ -92,12 +90,15 @@ describe('three replicas on one PostgreSQL, one killed and one restarted mid-run
       }
       const setup = guardSetup(dataDirs[0], database);
       const ports = await Promise.all(dataDirs.map(() => freePort()));
+      // Each replica's /metrics shows the one delivery queue they share.
+      const metricsPorts = await Promise.all(dataDirs.map(() => freePort()));
+      const metricsUrl = (i: number) => `http://127.0.0.1:${metricsPorts[i]}/metrics`;
       const start = async (i: number) => {
         replicas[i] = await spawnGuard({
           dataDir: dataDirs[i],
           port: ports[i],
           caPath: pki.caPath,
-          args: [...database, ...SERVER_ARGS],
+          args: [...database, ...SERVER_ARGS, '--metrics-listen', `127.0.0.1:${metricsPorts[i]}`],
         });
         clients[i] = new ApiClient(replicas[i]?.url as string, CREATE_CONCURRENCY);
       };
@@ -198,7 +199,14 @@ describe('three replicas on one PostgreSQL, one killed and one restarted mid-run
       assert.ok(restartMs > 0, 'the restart happened');
       const recoveredMs = performance.now() - killedAt;
       assert.equal(left, 0, `${left} (signal, endpoint) pairs never arrived within ${RECOVERY_MAX_MS} ms`);
-      await sleep(300); // late duplicates land before the analysis
+      // Late duplicates (the killed replica's leases run out first) land before the analysis.
+      const live = [0, 1, 2].find((i) => !down.has(i)) as number;
+      const queued = await waitForEmptyQueue(metricsUrl(live), RECOVERY_MAX_MS, 100);
+      assert.equal(
+        queued,
+        0,
+        `${queued} deliveries still waiting or in flight ${RECOVERY_MAX_MS} ms after every pair arrived`,
+      );
 
       const { pairs, orphans, duplicates, duplicatedPairs } = assertOneIdPerPair(
         receipts,
