@@ -380,6 +380,46 @@ describe('one secret rotation in progress per endpoint', () => {
   });
 });
 
+describe('an email once per tenant', () => {
+  const PER_ROUND = 4;
+
+  it(`${PER_ROUND} adds of one email to one tenant at once create exactly one user; the others are 409 email_taken; another tenant may add it too (${ROUNDS} rounds)`, async (t) => {
+    const db = server.deps.db;
+    const [one, two] = [await setupTenant(server), await setupTenant(server)];
+    const counts: number[] = [];
+    const wrongAnswers: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const email = `same-${round}@race.example`;
+      const answers = await Promise.all(
+        Array.from({ length: PER_ROUND }, (_, i) =>
+          api(targets[i % 2], 'POST', '/v1/users', {
+            token: (i < PER_ROUND - 1 ? one : two).admin_token,
+            body: { email, role: 'member' },
+          }),
+        ),
+      );
+      const rows = await db.selectFrom('users').select('tenant_id').where('email', '=', email).execute();
+      const inOne = rows.filter((r) => r.tenant_id === one.tenant_id).length;
+      counts.push(inOne);
+      const mine = answers.slice(0, PER_ROUND - 1);
+      if (
+        mine.filter((r) => r.status === 201).length !== 1 ||
+        mine.filter((r) => isError(r, 409, 'email_taken')).length !== PER_ROUND - 2 ||
+        answers[PER_ROUND - 1].status !== 201 ||
+        rows.length !== 2
+      )
+        wrongAnswers.push(`round ${round}: ${answers.map((r) => `${r.status} ${r.text.slice(0, 200)}`).join(' | ')}`);
+    }
+    t.diagnostic(`users of the email in the first tenant per round: ${counts.join(', ')}`);
+    assert.deepEqual(
+      counts.filter((n) => n !== 1),
+      [],
+      `users per round: ${counts.join(', ')}`,
+    );
+    assert.deepEqual(wrongAnswers, [], `wrong answers in ${wrongAnswers.length} of ${ROUNDS} rounds`);
+  });
+});
+
 describe('a set-password link works once', () => {
   const PER_ROUND = 4;
 

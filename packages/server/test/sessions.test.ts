@@ -90,6 +90,65 @@ describe('console sessions', () => {
     assert.equal(upper.status, 200, upper.text);
   });
 
+  describe('one email in several tenants (emails are unique per tenant)', () => {
+    let second: Awaited<ReturnType<typeof setupTenant>>;
+    let third: Awaited<ReturnType<typeof setupTenant>>;
+    const email = 'dana@shared.example';
+
+    /** Adds `email` to the tenant of `admin` and sets its password through the one-time link. */
+    async function member(admin: string, password: string): Promise<void> {
+      const added = await api(base, 'POST', '/v1/users', { token: admin, body: { email, role: 'member' } });
+      assert.equal(added.status, 201, added.text);
+      const token = new URL(added.json.set_password_url).hash.slice(1); // …/console/set-password#gsp_…
+      const set = await api(base, 'POST', '/v1/auth/set-password', { body: { token, password } });
+      assert.equal(set.status, 204, set.text);
+    }
+
+    before(async () => {
+      second = await setupTenant(server);
+      third = await setupTenant(server);
+      await member(setup.admin_token, 'first tenant password 1');
+      await member(second.admin_token, 'second tenant password 2');
+      await member(third.admin_token, 'second tenant password 2');
+    });
+
+    it('the password says which tenant: each signs in to its own', async () => {
+      const one = await api(base, 'POST', '/v1/auth/login', { body: { email, password: 'first tenant password 1' } });
+      assert.equal(one.status, 200, one.text);
+      assert.equal(one.json.user.tenant_id, setup.tenant_id);
+      assertError(
+        await api(base, 'POST', '/v1/auth/login', { body: { email, password: 'none of them' } }),
+        401,
+        'invalid_credentials',
+      );
+    });
+
+    it('a password right in several tenants gets 409 tenant_required listing them; tenant_id picks one', async () => {
+      const both = await api(base, 'POST', '/v1/auth/login', { body: { email, password: 'second tenant password 2' } });
+      assertError(both, 409, 'tenant_required');
+      assert.equal(sessionSetCookie(both), undefined, 'no session until a tenant is chosen');
+      assert.deepEqual(
+        both.json.error.tenants.map((t: Loose) => t.id).sort(),
+        [second.tenant_id, third.tenant_id].sort(),
+        'only the tenants the password is right for',
+      );
+      for (const t of both.json.error.tenants) assert.equal(typeof t.name, 'string');
+      const picked = await api(base, 'POST', '/v1/auth/login', {
+        body: { email, password: 'second tenant password 2', tenant_id: third.tenant_id },
+      });
+      assert.equal(picked.status, 200, picked.text);
+      assert.equal(picked.json.user.tenant_id, third.tenant_id);
+      // A tenant the password is wrong for is just a wrong password.
+      assertError(
+        await api(base, 'POST', '/v1/auth/login', {
+          body: { email, password: 'second tenant password 2', tenant_id: setup.tenant_id },
+        }),
+        401,
+        'invalid_credentials',
+      );
+    });
+  });
+
   describe('CSRF on cookie-authenticated writes', () => {
     let b: Browser;
     const endpoint = { name: 'csrf', url: 'https://hooks.example.com/guard' };

@@ -114,9 +114,14 @@ describe('users API', () => {
     assertError(forged, 403, 'csrf_failed');
   });
 
-  it('an email is taken once, whatever its case', async () => {
-    assertError(await addUser(a.admin_token, 'MIA@example.com'), 409, 'email_taken');
-    assertError(await addUser(b.admin_token, 'mia@example.com'), 409, 'email_taken');
+  it('an email is taken once per tenant, whatever its case; another tenant may have it and learns nothing', async () => {
+    const taken = await addUser(a.admin_token, 'MIA@example.com');
+    assertError(taken, 409, 'email_taken');
+    assert.equal(taken.json.error.message, 'this tenant already has a user with this email');
+    // Tenant b is told nothing of tenant a's users: the address is simply free in b.
+    const elsewhere = await addUser(b.admin_token, 'mia@example.com');
+    assert.equal(elsewhere.status, 201, elsewhere.text);
+    assert.equal(elsewhere.json.email, 'mia@example.com');
     assertError(await addUser(a.admin_token, 'not an email'), 400, 'invalid_request');
     assertError(
       await api(base, 'POST', '/v1/users', { token: a.admin_token, body: { email: 'x@example.com', role: 'support' } }),

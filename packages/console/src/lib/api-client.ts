@@ -12,11 +12,14 @@ export type { paths };
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
-  constructor(status: number, code: string, message: string) {
+  /** The error object as the server sent it (some codes carry more than code and message). */
+  readonly body: Record<string, unknown>;
+  constructor(status: number, code: string, message: string, body: Record<string, unknown> = {}) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
+    this.body = body;
   }
 }
 
@@ -41,7 +44,8 @@ api.use(csrfHeader);
 
 function errorOf(status: number, body: unknown): ApiError {
   const e = (body as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
-  if (e && typeof e.code === 'string' && typeof e.message === 'string') return new ApiError(status, e.code, e.message);
+  if (e && typeof e.code === 'string' && typeof e.message === 'string')
+    return new ApiError(status, e.code, e.message, e as Record<string, unknown>);
   return new ApiError(status, 'http_error', `The server answered ${status}.`);
 }
 

@@ -117,7 +117,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in to the console: sets the guard_session cookie and returns the CSRF token. Failures are limited per account and per address (429 too_many_attempts with Retry-After) */
+        /** Sign in to the console: sets the guard_session cookie and returns the CSRF token. Failures are limited per account and per address (429 too_many_attempts with Retry-After). An email may be a user of several tenants; when the password is right for more than one, 409 tenant_required lists them and tenant_id picks one */
         post: {
             parameters: {
                 query?: never;
@@ -130,6 +130,8 @@ export interface paths {
                     "application/json": {
                         email: string;
                         password: string;
+                        /** @description only when the email and password sign in to several tenants (409 tenant_required lists them); "staff" for the vendor's staff account */
+                        tenant_id?: string;
                     };
                 };
             };
@@ -154,6 +156,24 @@ export interface paths {
                             expires_at: string;
                             /** @description the session ends here unless used before (sliding) */
                             idle_expires_at: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                code: string;
+                                message: string;
+                                tenants?: {
+                                    id: string;
+                                    name: string;
+                                }[];
+                            };
                         };
                     };
                 };

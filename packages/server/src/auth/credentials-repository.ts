@@ -11,6 +11,9 @@ import {
   type Role,
 } from '../db/index.ts';
 
+/** Sign-in checks the password of at most this many accounts of one email. */
+export const MAX_ACCOUNTS_PER_EMAIL = 20;
+
 export interface Account {
   id: string;
   tenant_id: string | null;
@@ -26,12 +29,27 @@ export class CredentialsRepository {
     this.#db = db;
   }
 
-  async accountByEmail(email: string): Promise<Account | undefined> {
+  /**
+   * The accounts of an email: one per tenant it was added to (an email is unique within a
+   * tenant, not across them: migration 0015), and one among the vendor's staff, oldest first.
+   */
+  async accountsByEmail(email: string): Promise<(Account & { tenant_name: string | null })[]> {
     return this.#db
       .selectFrom('users')
-      .select(['id', 'tenant_id', 'role', 'email', 'password_hash'])
-      .where('email', '=', email)
-      .executeTakeFirst();
+      .leftJoin('tenants', 'tenants.id', 'users.tenant_id')
+      .select([
+        'users.id',
+        'users.tenant_id',
+        'users.role',
+        'users.email',
+        'users.password_hash',
+        'tenants.name as tenant_name',
+      ])
+      .where('users.email', '=', email)
+      .orderBy('users.created_at')
+      .orderBy('users.id')
+      .limit(MAX_ACCOUNTS_PER_EMAIL)
+      .execute();
   }
 
   async accountById(id: string): Promise<Account | undefined> {

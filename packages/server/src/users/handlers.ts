@@ -40,7 +40,7 @@ export async function createUser(ctx: UsersContext, admin: TenantUser, body: { e
     { ttlMs: ctx.passwordLinkTtlMs, publicUrl: ctx.publicUrl() },
     { actor: admin, at: now },
   );
-  if (!created) throw new ApiError(409, 'email_taken', 'a user with this email already exists');
+  if (!created) throw new ApiError(409, 'email_taken', 'this tenant already has a user with this email');
   const { user, link } = created;
   return { id: user.id, email: user.email, role: body.role, ...link };
 }

@@ -17,6 +17,27 @@ const ENDED_SESSIONS_KEPT_MS = 30 * 86_400_000;
 /** Unknown email and wrong password get the same answer (and, through checkPassword, the same time). */
 const invalidCredentials = () => new ApiError(401, 'invalid_credentials', 'the email or the password is wrong');
 
+/** The id that stands for the vendor's staff (no tenant) when an email signs in to several. */
+export const STAFF_CHOICE = 'staff';
+
+export interface TenantChoice {
+  id: string;
+  name: string;
+}
+
+/** The email and password are right for accounts in more than one tenant: the caller names one. */
+export class TenantRequired extends ApiError {
+  readonly tenants: TenantChoice[];
+  constructor(tenants: TenantChoice[]) {
+    super(
+      409,
+      'tenant_required',
+      'this email and password sign in to more than one tenant: send tenant_id, one of the tenants listed',
+    );
+    this.tenants = tenants;
+  }
+}
+
 export class TooManyAttempts extends ApiError {
   readonly retryAfterSeconds: number;
   constructor(retryAfterSeconds: number) {
@@ -45,17 +66,29 @@ function sessionInfo(
 
 export async function login(
   ctx: AuthContext,
-  body: { email: string; password: string },
+  body: { email: string; password: string; tenant_id?: string },
   client: { ip: string; userAgent: string },
 ): Promise<{ info: Info; token: string }> {
   const email = normaliseEmail(body.email);
   const retryAfter = await ctx.limiter.retryAfterSeconds(email, client.ip, ctx.now());
   if (retryAfter > 0) throw new TooManyAttempts(retryAfter);
-  const account = await ctx.credentials.accountByEmail(email);
-  if (!(await checkPassword(body.password, account?.password_hash)) || !account) {
+  // An email may have an account in several tenants: the password says which (each account of
+  // the email is checked; with none, one check of a dummy hash, as with one).
+  const accounts = (await ctx.credentials.accountsByEmail(email)).filter(
+    (a) => body.tenant_id === undefined || (a.tenant_id ?? STAFF_CHOICE) === body.tenant_id,
+  );
+  if (accounts.length === 0) await checkPassword(body.password, undefined);
+  const matched = [];
+  for (const a of accounts) if (await checkPassword(body.password, a.password_hash)) matched.push(a);
+  const [account] = matched;
+  if (!account) {
     await ctx.limiter.failed(email, client.ip, ctx.now());
     throw invalidCredentials();
   }
+  if (matched.length > 1)
+    throw new TenantRequired(
+      matched.map((a) => ({ id: a.tenant_id ?? STAFF_CHOICE, name: a.tenant_name ?? 'Guard support staff' })),
+    );
   const now = ctx.now();
   const token = newSecret('sessionToken');
   const tokenHash = hashSecret(token);

@@ -12,8 +12,23 @@ import type { AuthContext } from '../context.ts';
 import { checkSameOriginIfBrowser } from '../csrf.ts';
 import { endSessionCookie, isSecureUrl, publicOrigin, signedInUser } from '../principal.ts';
 import { sessionCookie } from '../session-cookie.ts';
-import { checkPasswordLink, currentSession, login, logout, setPasswordWithLink, TooManyAttempts } from './handlers.ts';
-import { LinkTokenParams, LoginRequest, PasswordLinkInfo, SessionInfo, SetPasswordRequest } from './schemas.ts';
+import {
+  checkPasswordLink,
+  currentSession,
+  login,
+  logout,
+  setPasswordWithLink,
+  TenantRequired,
+  TooManyAttempts,
+} from './handlers.ts';
+import {
+  LinkTokenParams,
+  LoginRequest,
+  PasswordLinkInfo,
+  SessionInfo,
+  SetPasswordRequest,
+  TenantRequiredBody,
+} from './schemas.ts';
 
 export const sessionRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app, ctx) => {
   app.post(
@@ -24,10 +39,12 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app,
         tags: ['auth'],
         summary:
           'Sign in to the console: sets the guard_session cookie and returns the CSRF token. ' +
-          'Failures are limited per account and per address (429 too_many_attempts with Retry-After)',
+          'Failures are limited per account and per address (429 too_many_attempts with Retry-After). ' +
+          'An email may be a user of several tenants; when the password is right for more than one, ' +
+          '409 tenant_required lists them and tenant_id picks one',
         security: [],
         body: LoginRequest,
-        response: { 200: SessionInfo, ...ErrorResponses },
+        response: { 200: SessionInfo, 409: TenantRequiredBody, ...ErrorResponses },
       },
     },
     async (req, reply) => {
@@ -43,6 +60,11 @@ export const sessionRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app,
           .send(info);
       } catch (error) {
         if (error instanceof TooManyAttempts) reply.header('retry-after', String(error.retryAfterSeconds));
+        if (error instanceof TenantRequired)
+          return reply
+            .code(409)
+            .header('cache-control', 'no-store')
+            .send({ error: { code: error.code, message: error.message, tenants: error.tenants } });
         throw error;
       }
     },

@@ -7,9 +7,26 @@ export const LoginRequest = Type.Object(
   {
     email: Type.String({ minLength: 1, maxLength: 254 }),
     password: Type.String({ minLength: 1, maxLength: 256 }),
+    tenant_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'only when the email and password sign in to several tenants (409 tenant_required lists them); "staff" for the vendor\'s staff account',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
+
+/** 409 tenant_required: the tenants the email and password sign in to. */
+export const TenantRequiredBody = Type.Object({
+  error: Type.Object({
+    code: Type.String(),
+    message: Type.String(),
+    tenants: Type.Optional(Type.Array(Type.Object({ id: Type.String(), name: Type.String() }))),
+  }),
+});
 
 export const SessionInfo = Type.Object({
   user: SessionUser,

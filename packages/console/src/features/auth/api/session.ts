@@ -45,7 +45,7 @@ export function useSignIn() {
   const client = useQueryClient();
   return useMutation({
     mutationKey: ['sign-in'],
-    mutationFn: async (body: { email: string; password: string }) =>
+    mutationFn: async (body: { email: string; password: string; tenant_id?: string }) =>
       adopt(await unwrap(api.POST('/v1/auth/login', { body }))),
     onSuccess: (session) => {
       forgetAllButSession(client);

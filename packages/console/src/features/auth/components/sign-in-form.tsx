@@ -1,8 +1,13 @@
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useId, useState } from 'react';
 import { WriteError } from '../../../components/query-states.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
 import { useSignIn } from '../api/session.ts';
+
+interface TenantChoice {
+  id: string;
+  name: string;
+}
 
 function signInMessage(error: unknown): string {
   if (error instanceof ApiError) {
@@ -12,17 +17,41 @@ function signInMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The tenants to choose from when an email and password sign in to more than one. */
+function tenantsOf(error: unknown): TenantChoice[] | undefined {
+  if (!(error instanceof ApiError) || error.code !== 'tenant_required') return undefined;
+  const tenants = error.body.tenants;
+  return Array.isArray(tenants) ? (tenants as TenantChoice[]) : undefined;
+}
+
 export function SignInForm({ email: initialEmail = '', onSignedIn }: { email?: string; onSignedIn?: () => void }) {
   const signIn = useSignIn();
+  const id = useId();
   const [email, setEmail] = useState(initialEmail);
   const [password, setPassword] = useState('');
+  const [choices, setChoices] = useState<TenantChoice[]>();
+  const [tenant, setTenant] = useState('');
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
-    signIn.mutate({ email, password }, { onSuccess: onSignedIn });
+    signIn.mutate(
+      { email, password, ...(choices && tenant ? { tenant_id: tenant } : {}) },
+      {
+        onSuccess: onSignedIn,
+        onError: (error) => {
+          const offered = tenantsOf(error);
+          if (offered) {
+            setChoices(offered);
+            setTenant(offered[0]?.id ?? '');
+          }
+        },
+      },
+    );
   };
+  const asked = tenantsOf(signIn.error);
   return (
     <form className="form" onSubmit={onSubmit}>
-      {signIn.error && <WriteError error={new Error(signInMessage(signIn.error))} />}
+      {signIn.error && !asked && <WriteError error={new Error(signInMessage(signIn.error))} />}
+      {asked && <p className="muted">This email and password sign in to more than one tenant: choose one.</p>}
       <TextField
         label="Email"
         type="email"
@@ -30,7 +59,10 @@ export function SignInForm({ email: initialEmail = '', onSignedIn }: { email?: s
         autoComplete="username"
         required
         value={email}
-        onChange={(e) => setEmail(e.target.value)}
+        onChange={(e) => {
+          setEmail(e.target.value);
+          setChoices(undefined);
+        }}
       />
       <TextField
         label="Password"
@@ -41,6 +73,18 @@ export function SignInForm({ email: initialEmail = '', onSignedIn }: { email?: s
         value={password}
         onChange={(e) => setPassword(e.target.value)}
       />
+      {choices && (
+        <div className="field">
+          <label htmlFor={`${id}-tenant`}>Tenant</label>
+          <select id={`${id}-tenant`} value={tenant} onChange={(e) => setTenant(e.target.value)}>
+            {choices.map((c) => (
+              <option key={c.id} value={c.id}>
+                {c.name}
+              </option>
+            ))}
+          </select>
+        </div>
+      )}
       <button type="submit" className="button primary" disabled={signIn.isPending}>
         Sign in
       </button>
