@@ -378,7 +378,8 @@ describe('presigned PUT refusals', () => {
     const slot = await newSlot(server, agent.api_key);
     const res = await putObject(slot.url, slot.bytes, {
       abortAfter: slot.bytes.length - 1,
-      beforeAbort: () => sleep(100),
+      beforeAbort: () =>
+        waitFor(async () => (await partialFiles(server.dataDir)).length > 0, 'the PUT to open its partial file'),
     });
     assert.notEqual(res.status, 200);
     await assertNothingStored(server, slot.object_key);
@@ -1077,9 +1078,13 @@ describe('operations', () => {
         await api(url, 'GET', `/v1/support/bundles/${up.bundle_id}`, { token });
         await api(url, 'GET', `/v1/support/bundles/${up.bundle_id}/download`, { token });
       }
-      // Let the last responses finish on the server before stopping it: shutdown with a
-      // keep-alive request in flight is covered (and currently slow) in crash.test.ts.
-      await sleep(500);
+      // The last responses finish on the server (each request's completion is logged after it)
+      // before it stops: shutdown with a keep-alive request in flight is covered in crash.test.ts.
+      const lines = (msg: string) => spawned.output().split(`"msg":"${msg}"`).length - 1;
+      await waitFor(
+        () => lines('incoming request') > 0 && lines('request completed') === lines('incoming request'),
+        'every request to be logged as completed',
+      );
       spawned.child.kill('SIGTERM');
       if ((await Promise.race([spawned.exited, sleep(10_000).then(() => 'slow')])) === 'slow')
         await stopSpawned(spawned, 'SIGKILL');
