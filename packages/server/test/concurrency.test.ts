@@ -420,6 +420,54 @@ describe('an email once per tenant', () => {
   });
 });
 
+describe('a user removed while signing in', () => {
+  const SIGN_INS = 3;
+
+  it(`removing a user while they sign in at the other replica ends cleanly: 204 for the removal, 200 or 401 for each sign-in, no session left (${ROUNDS} rounds)`, async (t) => {
+    const db = server.deps.db;
+    const tenant = await setupTenant(server);
+    const wrongAnswers: string[] = [];
+    let signedInFirst = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const email = `leaving-${round}@race.example`;
+      const password = `the password of round ${round}`;
+      const added = await api(server.url, 'POST', '/v1/users', {
+        token: tenant.admin_token,
+        body: { email, role: 'member' },
+      });
+      assert.equal(added.status, 201, added.text);
+      const url: string = added.json.set_password_url;
+      const set = await api(server.url, 'POST', '/v1/auth/set-password', {
+        body: { token: url.slice(url.indexOf('#') + 1), password },
+      });
+      assert.equal(set.status, 204, set.text);
+      // The removal starts 0–95 ms after the sign-ins, so that over the rounds it meets them at
+      // every step: before their password check ends, between it and the session's insert, after.
+      const [removed, ...signIns] = await Promise.all([
+        sleep((round % 20) * 5).then(() =>
+          api(targets[0], 'DELETE', `/v1/users/${added.json.id}`, { token: tenant.admin_token }),
+        ),
+        ...Array.from({ length: SIGN_INS }, () =>
+          api(targets[1], 'POST', '/v1/auth/login', { body: { email, password } }),
+        ),
+      ]);
+      signedInFirst += signIns.filter((r) => r.status === 200).length;
+      server.clock.advance(16 * 60_000); // this round's refused sign-ins leave the limits' window
+      const left = await db.selectFrom('sessions').select('id').where('user_id', '=', added.json.id).execute();
+      if (
+        removed.status !== 204 ||
+        signIns.some((r) => r.status !== 200 && !isError(r, 401, 'invalid_credentials')) ||
+        left.length > 0
+      )
+        wrongAnswers.push(
+          `round ${round}: removal ${removed.status} ${removed.text.slice(0, 200)}; sign-ins ${signIns.map((r) => r.status).join(', ')}; sessions left ${left.length}`,
+        );
+    }
+    t.diagnostic(`sign-ins that came before the removal: ${signedInFirst} of ${ROUNDS * SIGN_INS}`);
+    assert.deepEqual(wrongAnswers, [], `wrong in ${wrongAnswers.length} of ${ROUNDS} rounds`);
+  });
+});
+
 describe('a set-password link works once', () => {
   const PER_ROUND = 4;
 

@@ -92,12 +92,11 @@ export class UsersRepository {
   async remove(tenantId: string, id: string, by: ChangeBy): Promise<UserChange> {
     return this.#db.transaction().execute(async (trx) => {
       await lockTenant(trx, tenantId);
-      const user = await trx
-        .selectFrom('users')
-        .selectAll()
-        .where('id', '=', id)
-        .where('tenant_id', '=', tenantId)
-        .executeTakeFirst();
+      // The user's row locked first on PostgreSQL: a sign-in or a new API token (which read it
+      // for share before adding a session or token) either comes before, and its row is deleted
+      // with the others below, or waits and finds no user — never a row left pointing at none.
+      const query = trx.selectFrom('users').selectAll().where('id', '=', id).where('tenant_id', '=', tenantId);
+      const user = await (engineOf(trx) === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
       if (!user) return { done: false, reason: 'not_found' };
       if (user.role === 'admin' && (await this.#admins(trx, tenantId)) <= 1)
         return { done: false, reason: 'last_admin' };
