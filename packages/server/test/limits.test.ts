@@ -37,7 +37,6 @@ import {
   setupCli,
   setupTenant,
   sha256Hex,
-  sleep,
   spawnServer,
   startTestServer,
   stopSpawned,
@@ -314,9 +313,15 @@ describe('concurrent uploads', () => {
       wrong[0] ^= 1;
       assertError(await putObject(bad.url, wrong), 400, 'sha256_mismatch');
       const gone = await newSlot(server, agentA.api_key);
+      // Aborted once the server holds it: its partial file (a new name) is open.
+      const before = new Set(await partialFiles(server.dataDir));
       const res = await putObject(gone.url, gone.bytes, {
         abortAfter: gone.bytes.length / 2,
-        beforeAbort: () => sleep(50),
+        beforeAbort: () =>
+          waitFor(
+            async () => (await partialFiles(server.dataDir)).some((name) => !before.has(name)),
+            'the PUT to open its partial file',
+          ),
       });
       assert.equal(res.status, undefined);
     }
