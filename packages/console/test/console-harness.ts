@@ -121,7 +121,8 @@ export async function newContext(
 /** A page that records uncaught errors, console errors and CSP violations for checkPage. */
 export async function newPage(context: BrowserContext): Promise<Page> {
   const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  // Playwright's own default: a loaded machine may be slow to render, and the wait ends as soon as it can.
+  page.setDefaultTimeout(30_000);
   const p: PageProblems = { errors: [] };
   problems.set(page, p);
   page.on('pageerror', (e) => p.errors.push(`uncaught: ${e.message}`));
@@ -150,7 +151,7 @@ export async function signIn(page: Page, email: string, password: string): Promi
 /** Waits until no skeleton or busy region is left (the data arrived). */
 export async function settled(page: Page): Promise<void> {
   await page.waitForFunction(() => document.querySelector('[aria-busy="true"]') === null, undefined, {
-    timeout: 15_000,
+    timeout: 30_000,
   });
 }
 
@@ -207,7 +208,7 @@ export async function openWebhooks(page: Page): Promise<void> {
 }
 
 /** Polls until the locator's text contains `text`. */
-export async function waitForText(locator: Locator, text: string | RegExp, timeoutMs = 15_000): Promise<void> {
+export async function waitForText(locator: Locator, text: string | RegExp, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   for (;;) {

@@ -44,8 +44,11 @@ export function sha256Hex(bytes: Buffer | string): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** Polls `cond` until it holds; fails with `what` after `timeoutMs`. */
-export async function waitFor(cond: () => Promise<boolean> | boolean, what: string, timeoutMs = 5000): Promise<void> {
+/**
+ * Polls `cond` until it holds; fails with `what` after `timeoutMs`. The deadline only bounds a
+ * failure: it is generous, so that a loaded machine never fails a wait that would have held.
+ */
+export async function waitFor(cond: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await cond()) return;

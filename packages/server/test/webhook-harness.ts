@@ -210,7 +210,7 @@ export async function waitForDelivery(
   id: string,
   pred: (d: Loose) => boolean,
   what: string,
-  timeoutMs = 5000,
+  timeoutMs = 20_000,
 ): Promise<Loose> {
   const deadline = Date.now() + timeoutMs;
   let last: Loose;
@@ -351,7 +351,7 @@ export class Receiver {
     return this.hits.filter((h) => h.path === path);
   }
 
-  async waitForHits(path: string, n: number, timeoutMs = 5000): Promise<ReceivedRequest[]> {
+  async waitForHits(path: string, n: number, timeoutMs = 20_000): Promise<ReceivedRequest[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const hits = this.hitsFor(path);
