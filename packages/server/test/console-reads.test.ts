@@ -6,6 +6,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { waitForDeliveriesMade } from './delivery-waits.ts';
 import { isErrorShape, type Loose } from './harness.ts';
 import {
   addUserToken,
@@ -104,7 +105,9 @@ describe('deliveries in the console', () => {
 
   it('a retried delivery reads retrying while another attempt is scheduled', async () => {
     let calls = 0;
-    receiver.on('/flaky', () => ({ status: ++calls === 1 ? 503 : 200, headers: { 'retry-after': '1' } }));
+    // Retry-After 60 s on the server's clock, which the test moves: the delivery reads retrying
+    // for as long as the test looks, however slowly a loaded machine gets there.
+    receiver.on('/flaky', () => ({ status: ++calls === 1 ? 503 : 200, headers: { 'retry-after': '60' } }));
     const flaky = await createEndpoint(server, t.adminToken, { name: 'flaky', url: receiver.url('/flaky') });
     await createSignal(server, t.agentKey);
     const [d] = await listDeliveries(server, t.adminToken, flaky.id);
@@ -120,11 +123,14 @@ describe('deliveries in the console', () => {
       listed.json.deliveries.map((x: Loose) => x.id),
       [d.id],
     );
-    await waitForDelivery(server, t.adminToken, d.id, (x) => x.status === 'succeeded', 'the retry', 5000);
+    server.clock.advance(60_000);
+    await waitForDelivery(server, t.adminToken, d.id, (x) => x.status === 'succeeded', 'the retry');
     await apiCall(server, 'DELETE', `/v1/webhooks/endpoints/${flaky.id}`, t.adminToken);
   });
 
   it("an endpoint shows its newest delivery's status and time", async () => {
+    // The retried signal went to these endpoints too: their deliveries of it are made first.
+    await waitForDeliveriesMade(server, [ok.id, failing.id]);
     const one = await apiCall(server, 'GET', `/v1/webhooks/endpoints/${ok.id}`, member);
     assert.equal(one.json.last_delivery.status, 'succeeded');
     assert.equal(one.json.last_delivery.last_status, 200);
@@ -170,6 +176,7 @@ describe('deliveries in the console', () => {
   });
 
   it('a failed attempt shows its response status; an attempt that never ran is 404', async () => {
+    await waitForDeliveriesMade(server, [failing.id]);
     const [d] = await listDeliveries(server, t.adminToken, failing.id);
     const third = await apiCall(server, 'GET', `/v1/webhooks/deliveries/${d.id}/attempts/3`, member);
     assert.equal(third.json.status, 500);
