@@ -202,7 +202,7 @@ describe('per-endpoint rate limit', () => {
     const patched = await apiCall(server, 'PATCH', `/v1/webhooks/endpoints/${e.id}`, t.adminToken, { rate_limit: 100 });
     assert.equal(patched.status, 200, patched.text);
     // Not the old bucket's 100 s: the next claim (the worker polls at least every second) sends it.
-    await receiver.waitForHits(p, 2, 5000);
+    await receiver.waitForHits(p, 2, 20_000);
   });
 });
 
@@ -441,7 +441,7 @@ describe('replay by filter', () => {
         await waitFor(
           () => receiver.hitsFor(p).some((h) => bodyJson(h).data.signal_id === signal_id),
           'the live signal',
-          5000,
+          30_000,
         );
         latencies.push(Date.now() - t0);
         await sleep(20);
@@ -456,7 +456,8 @@ describe('replay by filter', () => {
     const progress = (await apiCall(server, 'GET', `/v1/webhooks/replays/${started.json.id}`, t.adminToken)).json;
     assert.ok(progress.sent > 100, `the replay ran meanwhile: ${JSON.stringify(progress)}`);
     // Every live signal arrived while the replay still had work left: live traffic went beside
-    // it, not after it. How fast is a speed goal, measured by bench/replay.ts (live p99 ≤ 100 ms
+    // it, not after it (a live signal queued behind it would have arrived after its end, so the
+    // wait for each may be generous). How fast is a speed goal, measured by bench/replay.ts (live p99 ≤ 100 ms
     // beside a replay of 20,000), not asserted here; the figures are printed for the reader.
     assert.equal(progress.state, 'running', `the replay was still running: ${JSON.stringify(progress)}`);
     assert.ok(progress.remaining > 0, `the replay had work left: ${JSON.stringify(progress)}`);
