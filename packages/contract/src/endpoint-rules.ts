@@ -14,6 +14,32 @@ export const HEADERS_MAX_TOTAL_BYTES = 16 * 1024;
 export const RATE_LIMIT_MIN = 0.01;
 export const RATE_LIMIT_MAX = 10_000;
 
+/** What a signal type looks like (POST /v1/signals, an endpoint's signal_types): one rule. */
+export const SIGNAL_TYPE_PATTERN = '^[a-z0-9][a-z0-9_.-]*$';
+export const SIGNAL_TYPE_MAX_LENGTH = 100;
+/** An endpoint lists at most this many signal types. */
+export const SIGNAL_TYPES_MAX_COUNT = 50;
+
+export function isSignalType(text: string): boolean {
+  return text.length > 0 && text.length <= SIGNAL_TYPE_MAX_LENGTH && new RegExp(SIGNAL_TYPE_PATTERN).test(text);
+}
+
+/** The events an endpoint can subscribe to (DESIGN §5). */
+export const EVENT_TYPES = ['signal_created', 'test', 'endpoint.failing', 'endpoint.disabled'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * What a new endpoint receives unless told otherwise: what every endpoint received before
+ * subscriptions existed (the operational events are opt-in), every severity and signal type,
+ * no rate limit. The server stores them; the console's form starts from them.
+ */
+export const ENDPOINT_DEFAULTS: {
+  readonly event_types: readonly EventType[];
+  readonly min_severity: number;
+  readonly signal_types: null;
+  readonly rate_limit: null;
+} = { event_types: ['signal_created', 'test'], min_severity: 1, signal_types: null, rate_limit: null };
+
 /** Headers a delivery sets itself, or that belong to the transport: never custom. */
 export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'content-type',

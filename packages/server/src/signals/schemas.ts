@@ -1,5 +1,6 @@
 // Request and response schemas of the signal routes, and the view of a stored signal.
 
+import { SIGNAL_TYPE_MAX_LENGTH, SIGNAL_TYPE_PATTERN } from '@guard/contract/endpoint-rules';
 import { type Static, Type } from 'typebox';
 import type { SignalTable } from '../db/index.ts';
 import { BeforeParam } from '../pagination.ts';
@@ -8,8 +9,8 @@ export const CreateSignal = Type.Object(
   {
     signal_type: Type.String({
       minLength: 1,
-      maxLength: 100,
-      pattern: '^[a-z0-9][a-z0-9_.-]*$',
+      maxLength: SIGNAL_TYPE_MAX_LENGTH,
+      pattern: SIGNAL_TYPE_PATTERN,
       examples: ['sudo_command_executed'],
     }),
     severity: Type.Integer({ minimum: 1, maximum: 5, description: '1 (info) to 5 (critical)' }),

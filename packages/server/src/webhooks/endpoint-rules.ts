@@ -22,6 +22,9 @@ export {
   NAME_MAX_LENGTH,
   RATE_LIMIT_MAX,
   RATE_LIMIT_MIN,
+  SIGNAL_TYPE_MAX_LENGTH,
+  SIGNAL_TYPE_PATTERN,
+  SIGNAL_TYPES_MAX_COUNT,
   URL_MAX_LENGTH,
 } from '@guard/contract/endpoint-rules';
 

@@ -11,8 +11,9 @@
 // earlier SDK refuses any other event type (unsupported_event), which would count as a
 // failure against it.
 
-export const EVENT_TYPES = ['signal_created', 'test', 'endpoint.failing', 'endpoint.disabled'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+import { ENDPOINT_DEFAULTS, EVENT_TYPES, type EventType } from '@guard/contract/endpoint-rules';
+
+export { EVENT_TYPES, type EventType };
 
 /** One bit per event type, as stored in webhook_endpoints.event_mask. */
 export const EVENT_BITS: Record<EventType, number> = {
@@ -23,15 +24,15 @@ export const EVENT_BITS: Record<EventType, number> = {
 };
 
 /** The event types of an endpoint that names none: what every endpoint received before. */
-export const DEFAULT_EVENT_TYPES: readonly EventType[] = ['signal_created', 'test'];
+export const DEFAULT_EVENT_TYPES: readonly EventType[] = ENDPOINT_DEFAULTS.event_types;
 export const DEFAULT_EVENT_MASK = maskOf(DEFAULT_EVENT_TYPES);
 
 /** The subscription columns of a new endpoint that chose nothing, and its fresh health. */
 export const NEW_ENDPOINT_DEFAULTS = {
   event_mask: DEFAULT_EVENT_MASK,
-  min_severity: 1,
-  signal_types: null,
-  rate_limit: null,
+  min_severity: ENDPOINT_DEFAULTS.min_severity,
+  signal_types: ENDPOINT_DEFAULTS.signal_types,
+  rate_limit: ENDPOINT_DEFAULTS.rate_limit,
   failure_streak: 0,
   failing_alerted: 0,
 } as const;

@@ -11,6 +11,9 @@ import {
   NAME_MAX_LENGTH,
   RATE_LIMIT_MAX,
   RATE_LIMIT_MIN,
+  SIGNAL_TYPE_MAX_LENGTH,
+  SIGNAL_TYPE_PATTERN,
+  SIGNAL_TYPES_MAX_COUNT,
   URL_MAX_LENGTH,
 } from '../endpoint-rules.ts';
 import { GRACE_SECONDS_DEFAULT, GRACE_SECONDS_MAX } from '../secret-rotation.ts';
@@ -34,9 +37,9 @@ const MinSeverity = Type.Integer({
 });
 const SignalTypes = Type.Union(
   [
-    Type.Array(Type.String({ minLength: 1, maxLength: 100, pattern: '^[a-z0-9][a-z0-9_.-]*$' }), {
+    Type.Array(Type.String({ minLength: 1, maxLength: SIGNAL_TYPE_MAX_LENGTH, pattern: SIGNAL_TYPE_PATTERN }), {
       minItems: 1,
-      maxItems: 50,
+      maxItems: SIGNAL_TYPES_MAX_COUNT,
       uniqueItems: true,
     }),
     Type.Null(),

@@ -34,8 +34,9 @@ export function useEndpoint(id: string) {
   });
 }
 
-export const EVENT_TYPES = ['signal_created', 'test', 'endpoint.failing', 'endpoint.disabled'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+import type { EventType } from '@guard/contract/endpoint-rules';
+
+export { EVENT_TYPES, type EventType } from '@guard/contract/endpoint-rules';
 
 export interface EndpointInput {
   name: string;

@@ -3,6 +3,7 @@
 // signals) and an optional rate limit. Nothing is sent while a field is wrong; the server's
 // own refusal of a URL or header is shown on that field too.
 
+import { ENDPOINT_DEFAULTS, isSignalType, SIGNAL_TYPES_MAX_COUNT } from '@guard/contract/endpoint-rules';
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
 import { WriteError } from '../../../components/query-states.tsx';
 import { TextField } from '../../../components/text-field.tsx';
@@ -39,12 +40,10 @@ const SEVERITIES = [
   [4, '4 and above'],
   [5, '5 (critical) only'],
 ] as const;
-const SIGNAL_TYPE = /^[a-z0-9][a-z0-9_.-]*$/;
+/** A new endpoint's form starts from the server's defaults. */
 export const NEW_ENDPOINT_SETTINGS = {
-  event_types: ['signal_created', 'test'] as EventType[],
-  min_severity: 1,
-  signal_types: null,
-  rate_limit: null,
+  ...ENDPOINT_DEFAULTS,
+  event_types: [...ENDPOINT_DEFAULTS.event_types],
 };
 
 function signalTypesOf(text: string): string[] {
@@ -53,9 +52,9 @@ function signalTypesOf(text: string): string[] {
 
 function signalTypesProblem(text: string): string | undefined {
   const types = signalTypesOf(text);
-  const bad = types.find((t) => !SIGNAL_TYPE.test(t) || t.length > 100);
+  const bad = types.find((t) => !isSignalType(t));
   if (bad) return `“${bad}” is not a signal type: lowercase letters, digits, “_”, “.” and “-”`;
-  if (types.length > 50) return 'At most 50 signal types';
+  if (types.length > SIGNAL_TYPES_MAX_COUNT) return `At most ${SIGNAL_TYPES_MAX_COUNT} signal types`;
   return undefined;
 }
 
