@@ -16,7 +16,7 @@ import net from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { POLL_WAIT_SECONDS } from '../../server/src/bundle-requests/agent-routes.ts';
+import { POLL_WAIT_SECONDS } from '../../server/src/bundle-requests/agent/routes.ts';
 import { enrolledHome, type RunningDaemon, startDaemon, stopAllDaemons } from './daemon-harness.ts';
 import { AGENT_VERSION, type Home, makeHome, slogLine, TempDirs, writeBigLog } from './harness.ts';
 import {

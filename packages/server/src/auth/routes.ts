@@ -7,8 +7,8 @@ import type { AppDeps } from '../deps.ts';
 import type { AuthContext } from './context.ts';
 import { CredentialsRepository } from './credentials-repository.ts';
 import { LoginRateLimiter } from './login-rate-limit.ts';
-import { meRoutes } from './me/router.ts';
-import { sessionRoutes } from './sessions/router.ts';
+import { meRoutes } from './me/routes.ts';
+import { sessionRoutes } from './sessions/routes.ts';
 import { SessionsRepository } from './sessions-repository.ts';
 
 export const authRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {

@@ -1,14 +1,14 @@
 // Console-pushed support bundles (DESIGN §4 contract — bundle requests): people create and
-// follow requests (console-routes.ts); `guard-agent daemon` heartbeats, long-polls for them
-// and reports each step (agent-routes.ts).
+// follow requests (console/routes.ts); `guard-agent daemon` heartbeats, long-polls for them
+// and reports each step (agent/routes.ts).
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AgentsRepository } from '../agents/index.ts';
 import type { AppDeps } from '../deps.ts';
 import { TenantsRepository } from '../tenants/index.ts';
-import { agentCommandRoutes } from './agent-routes.ts';
+import { agentCommandRoutes } from './agent/routes.ts';
 import { BundleRequestsRepository } from './bundle-requests-repository.ts';
-import { consoleRequestRoutes } from './console-routes.ts';
+import { consoleRequestRoutes } from './console/routes.ts';
 import type { RequestsContext } from './context.ts';
 
 export const bundleRequestRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {

@@ -6,10 +6,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../deps.ts';
 import { UploadsRepository } from '../objects/index.ts';
-import { bundleRoutes } from './bundles/router.ts';
+import { bundleRoutes } from './bundles/routes.ts';
 import { BundlesRepository } from './bundles-repository.ts';
 import type { SupportContext } from './context.ts';
-import { intakeRoutes } from './intake/router.ts';
+import { intakeRoutes } from './intake/routes.ts';
 
 export const supportRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
   const ctx: SupportContext = {

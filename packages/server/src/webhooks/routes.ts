@@ -9,11 +9,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { AppDeps } from '../deps.ts';
 import type { WebhookContext } from './context.ts';
-import { deliveryRoutes } from './deliveries/router.ts';
+import { deliveryRoutes } from './deliveries/routes.ts';
 import { DeliveriesRepository } from './deliveries-repository.ts';
-import { endpointRoutes } from './endpoints/router.ts';
+import { endpointRoutes } from './endpoints/routes.ts';
 import { EndpointsRepository } from './endpoints-repository.ts';
-import { replayRoutes } from './replays/router.ts';
+import { replayRoutes } from './replays/routes.ts';
 import { ReplaysRepository } from './replays-repository.ts';
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps & { wakeDeliveries: () => void }> = async (app, deps) => {

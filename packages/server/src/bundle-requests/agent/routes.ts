@@ -27,14 +27,14 @@ import {
   HeartbeatResponse,
 } from '@guard/contract';
 import { Type } from 'typebox';
-import { requireAgent } from '../auth/index.ts';
-import type { BundleRequestTable } from '../db/index.ts';
-import { agentPolicyView, versionOf } from '../detection/index.ts';
-import { ApiError, notFound } from '../errors.ts';
-import { ErrorResponses, IdParams } from '../route-schemas.ts';
-import type { Applied } from './bundle-requests-repository.ts';
-import { RECHECK_MS } from './command-hub.ts';
-import type { RequestsContext } from './context.ts';
+import { requireAgent } from '../../auth/index.ts';
+import type { BundleRequestTable } from '../../db/index.ts';
+import { agentPolicyView, versionOf } from '../../detection/index.ts';
+import { ApiError, notFound } from '../../errors.ts';
+import { ErrorResponses, IdParams } from '../../route-schemas.ts';
+import type { Applied } from '../bundle-requests-repository.ts';
+import { RECHECK_MS } from '../command-hub.ts';
+import type { RequestsContext } from '../context.ts';
 
 /** The longest a command poll is held; well under every proxy's and load balancer's idle timeout. */
 export const MAX_POLL_WAIT_SECONDS = 30;

@@ -10,13 +10,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BUNDLE_REQUEST_STATES, BundleRequest } from '@guard/contract';
 import { Type } from 'typebox';
-import { audit } from '../audit/index.ts';
-import { requireUser, type UserPrincipal } from '../auth/index.ts';
-import { ApiError, forbidden, notFound } from '../errors.ts';
-import { BeforeParam, nextBefore, parseBefore } from '../pagination.ts';
-import { ErrorResponses, IdParams } from '../route-schemas.ts';
-import type { RequestsContext } from './context.ts';
-import { requestView } from './views.ts';
+import { audit } from '../../audit/index.ts';
+import { requireUser, type UserPrincipal } from '../../auth/index.ts';
+import { ApiError, forbidden, notFound } from '../../errors.ts';
+import { BeforeParam, nextBefore, parseBefore } from '../../pagination.ts';
+import { ErrorResponses, IdParams } from '../../route-schemas.ts';
+import type { RequestsContext } from '../context.ts';
+import { requestView } from '../views.ts';
 
 const ServerParams = Type.Object({ server_id: Type.String({ maxLength: 64 }) });
 
