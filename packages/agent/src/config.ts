@@ -4,6 +4,7 @@
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { AgentError, describeSystemError } from './errors.ts';
+import { compileExtraKeys } from './redaction-keys.ts';
 import { NotRegularFileError, openRegularFile } from './regular-file.ts';
 
 export const DEFAULT_CONFIG_PATH = '/etc/guard/agent.yaml';
@@ -149,7 +150,7 @@ async function fromDocument(source: string | undefined, doc: Record<string, unkn
     logPath,
     stateDir,
     environment,
-    extraKeys: await extraKeysOf(doc.redaction, source),
+    extraKeys: extraKeysOf(doc.redaction, source),
     detect: detectOf(doc.detect, source, base),
   };
 }
@@ -197,11 +198,11 @@ function detectOf(value: unknown, source: string | undefined, base: string): Det
 
 /**
  * `redaction: {extra_keys: [...]}`: attribute keys masked in log members on top of the
- * contract pattern. The entries are checked by the redactor's own compileExtraKeys (loaded
- * only when there are some), so what loads here is exactly what collect can compile. A
+ * contract pattern. The entries are checked by the redactor's own compileExtraKeys
+ * (redaction-keys.ts), so what loads here is exactly what collect can compile. A
  * typo here would let a secret through silently, so anything unexpected is an error.
  */
-async function extraKeysOf(value: unknown, source: string | undefined): Promise<string[]> {
+function extraKeysOf(value: unknown, source: string | undefined): string[] {
   const fail = (what: string): never => {
     throw new AgentError('config', `config key redaction${what} (in ${source})`);
   };
@@ -214,7 +215,6 @@ async function extraKeysOf(value: unknown, source: string | undefined): Promise<
   if (list === undefined || list === null) return [];
   if (!Array.isArray(list)) return fail('.extra_keys must be a list of key names or ^...$ patterns');
   if (list.length === 0) return [];
-  const { compileExtraKeys } = await import('./bundle/index.ts');
   try {
     compileExtraKeys(list);
   } catch (error) {

@@ -6,5 +6,4 @@ export { memberHeader } from './archive.ts';
 export { type CollectOptions, type CollectResult, collectBundle } from './collect.ts';
 export { buildManifest, manifestBytes } from './manifest.ts';
 export { verifyBundle } from './read-archive.ts';
-export { compileExtraKeys } from './redact.ts';
 export { HOST_SOURCES } from './system-info.ts';

@@ -7,6 +7,7 @@ import type * as HttpModule from 'node:http';
 import type { Readable } from 'node:stream';
 import type { HttpDeps } from './deps.ts';
 import { codedError, withTarget } from './failures.ts';
+import type { HttpResponse } from './response.ts';
 
 // Not `import http from 'node:http'`: see deps.ts.
 const http = process.getBuiltinModule('node:http');
@@ -22,12 +23,7 @@ export const CONNECT_TIMEOUT_MS = 30_000;
  */
 export const IDLE_TIMEOUT_MS = 120_000;
 
-export interface HttpResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  /** The body text, at most MAX_RESPONSE_BYTES (longer bodies are cut there). */
-  text: string;
-}
+export type { HttpResponse } from './response.ts';
 
 /**
  * Streams a request body: calls `write` for each chunk in order and resolves once all are

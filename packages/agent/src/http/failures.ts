@@ -6,7 +6,7 @@
 import { parseRetryAfter } from '@guard/contract/retry-after';
 import { ApiErrorBody } from '@guard/contract/wire';
 import { AgentError } from '../errors.ts';
-import type { HttpResponse } from './exchange.ts';
+import type { HttpResponse } from './response.ts';
 import { isLoopbackHost } from './url-policy.ts';
 
 /** How much of a non-JSON error body is quoted in a message. */
