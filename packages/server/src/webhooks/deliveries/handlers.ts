@@ -7,7 +7,7 @@ import { nextBefore, parseBefore } from '../../pagination.ts';
 import type { WebhookContext } from '../context.ts';
 import { deliveryStatus } from '../delivery-status.ts';
 import { maskHeaders, maskUrl, openHeaders } from '../endpoint-headers.ts';
-import { findEndpoint } from '../endpoints/crud.ts';
+import { findEndpoint } from '../endpoints/endpoint-view.ts';
 import { buildAttempt } from '../envelope.ts';
 import { open } from '../secret-box.ts';
 import { type DeliveryListQuery, type DeliveryView, deliveryView } from './schemas.ts';

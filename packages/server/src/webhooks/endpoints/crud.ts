@@ -5,35 +5,14 @@ import { newId, type TenantUser } from '../../auth/index.ts';
 import type { WebhookEndpointTable } from '../../db/index.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import type { WebhookContext } from '../context.ts';
-import { openHeaders, sealHeaders } from '../endpoint-headers.ts';
-import { endpointHealth } from '../endpoint-health.ts';
+import { sealHeaders } from '../endpoint-headers.ts';
 import { validateEndpointAddress, validateEndpointUrl, validateHeaders } from '../endpoint-rules.ts';
 import type { EndpointChanges } from '../endpoints-repository.ts';
 import { newWebhookSecret } from '../envelope.ts';
 import { seal } from '../secret-box.ts';
 import { maskOf, NEW_ENDPOINT_DEFAULTS } from '../subscriptions.ts';
-import { rotationView } from './rotation.ts';
-import { type CreateEndpoint, type EndpointView, endpointView, type UpdateEndpoint } from './schemas.ts';
-
-/** The endpoint, or 404: one of another tenant is "not found" too. */
-export async function findEndpoint(ctx: WebhookContext, tenantId: string, id: string): Promise<WebhookEndpointTable> {
-  const row = await ctx.endpoints.find(tenantId, id);
-  if (!row) throw notFound('webhook endpoint');
-  return row;
-}
-
-export async function view(ctx: WebhookContext, e: WebhookEndpointTable, user: TenantUser): Promise<EndpointView> {
-  const newest = await ctx.deliveries.newestForEndpoint(user.tenantId, e.id);
-  const health = await endpointHealth(ctx.db, e, ctx.now(), ctx.disableAfterMs);
-  return endpointView(
-    e,
-    openHeaders(ctx.secretKey, e.id, e.headers),
-    user.role,
-    newest,
-    health,
-    await rotationView(ctx, e),
-  );
-}
+import { findEndpoint, view } from './endpoint-view.ts';
+import type { CreateEndpoint, EndpointView, UpdateEndpoint } from './schemas.ts';
 
 /** The subscription columns a create or edit sets (only the fields it names). */
 function subscriptionChanges(body: CreateEndpoint | UpdateEndpoint): Partial<WebhookEndpointTable> {

@@ -8,41 +8,18 @@
 // Each is admin-only and audited.
 
 import type { TenantUser } from '../../auth/index.ts';
-import type { WebhookEndpointTable } from '../../db/index.ts';
 import { conflict, notFound } from '../../errors.ts';
 import { timeOrderedId } from '../../ids.ts';
 import type { WebhookContext } from '../context.ts';
-import { deliveryStatus } from '../delivery-status.ts';
 import { newWebhookSecret } from '../envelope.ts';
 import { seal } from '../secret-box.ts';
 import { activeRotation, GRACE_SECONDS_DEFAULT, graceEnd } from '../secret-rotation.ts';
-import { findEndpoint, view } from './crud.ts';
-import type { RotateSecret, RotationView } from './schemas.ts';
+import { findEndpoint, rotationView, view } from './endpoint-view.ts';
+import type { RotateSecret } from './schemas.ts';
 import { endpointDisabled, writeTestEvent } from './test-event.ts';
 
 const noRotation = () =>
   conflict('no secret rotation of this endpoint is in its grace period: rotate the secret first', 'no_rotation');
-
-/** What a user sees of the rotation in its grace period, with its proof's delivery status. */
-export async function rotationView(ctx: WebhookContext, e: WebhookEndpointTable): Promise<RotationView> {
-  const rotation = activeRotation(e, ctx.now());
-  if (!rotation) return null;
-  const proofDelivery = rotation.proofSignalId
-    ? await ctx.deliveries.forSignal(e.tenant_id, rotation.proofSignalId, e.id)
-    : undefined;
-  return {
-    started_at: rotation.startedAt,
-    grace_ends_at: rotation.graceEndsAt,
-    proof: rotation.proofSignalId
-      ? {
-          signal_id: rotation.proofSignalId,
-          delivery_id: proofDelivery?.id ?? null,
-          status: proofDelivery ? deliveryStatus(proofDelivery) : null,
-        }
-      : null,
-    can_complete: proofDelivery?.state === 'succeeded',
-  };
-}
 
 export async function rotateSecret(ctx: WebhookContext, user: TenantUser, id: string, body: RotateSecret) {
   const endpoint = await findEndpoint(ctx, user.tenantId, id);

@@ -8,7 +8,7 @@ import { badRequest } from '../../errors.ts';
 import { timeOrderedId } from '../../ids.ts';
 import type { WebhookContext } from '../context.ts';
 import { EVENT_BITS } from '../subscriptions.ts';
-import { findEndpoint } from './crud.ts';
+import { findEndpoint } from './endpoint-view.ts';
 
 export const endpointDisabled = () => badRequest('the endpoint is disabled: enable it first', 'endpoint_disabled');
 

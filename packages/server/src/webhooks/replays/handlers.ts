@@ -6,7 +6,7 @@ import type { TenantUser } from '../../auth/index.ts';
 import { ApiError, badRequest, isUniqueViolation, notFound } from '../../errors.ts';
 import { timeOrderedId } from '../../ids.ts';
 import type { WebhookContext } from '../context.ts';
-import { findEndpoint } from '../endpoints/crud.ts';
+import { findEndpoint } from '../endpoints/endpoint-view.ts';
 import { type ReplayView, replayView, type StartReplay } from './schemas.ts';
 
 async function view(ctx: WebhookContext, tenantId: string, id: string): Promise<ReplayView> {
