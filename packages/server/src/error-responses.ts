@@ -1,12 +1,14 @@
 // Every error the API answers has the shape {"error": {"code", "message"}} (errors.ts):
 // ApiErrors with their status, schema violations as 400 invalid_request, other 4xx Fastify
-// raises with their status, anything unexpected as an opaque 500 whose details go to the log
-// only — and so do requests no route matches, errors Fastify raises before routing, and
-// broken HTTP that never reaches Fastify.
+// raises with their status, a database or object store that cannot be reached as 503
+// service_unavailable with Retry-After (the request may be sent again as it is), a full disk as
+// 507 insufficient_storage (nothing was stored), anything unexpected as an opaque 500 whose
+// details go to the log only — and so do requests no route matches, errors Fastify raises
+// before routing, and broken HTTP that never reaches Fastify.
 
 import type { FastifyError, FastifyInstance, FastifySchemaValidationError, FastifyServerOptions } from 'fastify';
 import type { ServerConfig } from './config.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, isStorageFull, isUnreachable, UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors.ts';
 import { answerAndClose } from './http-limits.ts';
 
 /** The error and not-found handlers of the app. */
@@ -21,6 +23,27 @@ export function errorResponses(app: FastifyInstance): void {
     if (status && status >= 400 && status < 500) {
       const code = (error as FastifyError).code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'body_too_large' : 'invalid_request';
       return reply.code(status).send({ error: { code, message: error.message } });
+    }
+    if (isUnreachable(error)) {
+      req.log.warn({ err: error }, 'the database or the object store cannot be reached');
+      return reply
+        .code(503)
+        .header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS))
+        .send({
+          error: {
+            code: 'service_unavailable',
+            message: `the service cannot reach its database or object store right now; retry in ${UNAVAILABLE_RETRY_AFTER_SECONDS} s (GET /readyz names the part that failed)`,
+          },
+        });
+    }
+    if (isStorageFull(error)) {
+      req.log.error({ err: error }, 'the disk is full');
+      return reply.code(507).send({
+        error: {
+          code: 'insufficient_storage',
+          message: "the server's disk is full: nothing was stored; retry once space has been freed",
+        },
+      });
     }
     req.log.error({ err: error }, 'unhandled error');
     return reply.code(500).send({ error: { code: 'internal', message: 'internal server error' } });

@@ -3,8 +3,14 @@
 // engines: PostgreSQL's bigint (count(*), byte sizes) and numeric (sum) are parsed as
 // JavaScript numbers, exact for every value this schema holds (< 2^53). Timestamps stay RFC
 // 3339 text, as on SQLite, so every comparison and every answer is the same on both.
+//
+// A connection that is lost (the server restarts, fails over or stops) fails the queries on it
+// with errors that `pg` gives no code; the client below marks them (errors.ts markUnreachable),
+// so the API answers them 503 like a refused connection, and never lets such a loss end the
+// process.
 
 import pg from 'pg';
+import { markUnreachable } from '../errors.ts';
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -16,6 +22,44 @@ const types = {
   },
 };
 
+/**
+ * pg's Client, watching its own connection: once it emitted 'error' or 'end', every error of
+ * its queries is marked as a lost connection. Its 'error' listener also keeps a connection lost
+ * while checked out of the pool (the pool listens only to idle ones) from being an unhandled
+ * 'error' event, which would end the process; the pool drops such a client when it is released.
+ */
+class WatchedClient extends pg.Client {
+  private lost = false;
+
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on('error', (error) => {
+      this.lost = true;
+      markUnreachable(error);
+    });
+    this.on('end', () => {
+      this.lost = true;
+    });
+  }
+
+  // Every form of query(): with a callback (the pool's own query()), or returning a promise.
+  // biome-ignore lint/suspicious/noExplicitAny: pg's overloads, passed through unchanged
+  override query(...args: any[]): any {
+    const mark = (error: unknown) => {
+      if (this.lost) markUnreachable(error);
+      return error;
+    };
+    const last = args.length - 1;
+    const callback = args[last];
+    if (typeof callback === 'function') {
+      args[last] = (error: unknown, result: unknown) => callback(error ? mark(error) : error, result);
+      return (super.query as (...a: unknown[]) => unknown)(...args);
+    }
+    const result = (super.query as (...a: unknown[]) => unknown)(...args);
+    return result instanceof Promise ? result.catch((error) => Promise.reject(mark(error))) : result;
+  }
+}
+
 export interface PostgresTarget {
   url: string;
   password: string | undefined;
@@ -24,6 +68,7 @@ export interface PostgresTarget {
 
 export function createPool(target: PostgresTarget): pg.Pool {
   const pool = new pg.Pool({
+    Client: WatchedClient,
     connectionString: target.url,
     password: target.password,
     max: target.poolSize,
@@ -46,7 +91,7 @@ export function createPool(target: PostgresTarget): pg.Pool {
 
 /** A connection of its own, outside the pool (LISTEN holds one for the life of the process). */
 export function createClient(target: PostgresTarget): pg.Client {
-  return new pg.Client({
+  return new WatchedClient({
     connectionString: target.url,
     password: target.password,
     application_name: 'guard-server listen',

@@ -8,7 +8,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiErrorBody } from '@guard/contract';
 import { Type } from 'typebox';
 import type { AppDeps } from '../deps.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, isStorageFull } from '../errors.ts';
 import { releaseBodyDeadline } from '../http-limits.ts';
 import { checkGrant, OBJECTS_PATH } from './presign.ts';
 import { ObjectMismatchError } from './store.ts';
@@ -90,6 +90,12 @@ export const objectRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps
           req.log.info({ objectKey, idleSeconds: error.idleMs / 1000 }, 'upload aborted: the body stopped arriving');
           reply.header('connection', 'close');
           throw new ApiError(408, 'upload_idle_timeout', `the upload was aborted: ${error.message}`);
+        }
+        if (isStorageFull(error)) {
+          // The partial file is gone (put removed it); the rest of the body is never read, so
+          // the connection closes after the 507 (error-responses.ts).
+          reply.header('connection', 'close');
+          throw error;
         }
         if (req.raw.destroyed || req.raw.readableAborted)
           throw new ApiError(400, 'incomplete_body', 'the connection closed before the whole body arrived');
