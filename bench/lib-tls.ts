@@ -215,15 +215,20 @@ export async function spawnGuard(options: {
   readyMs?: number;
   /** Another build of the server to run (default: packages/server/bin/guard-server). */
   bin?: string;
+  /** A command that execs the server, run in front of it (e.g. nsenter into a namespace): the pid stays the server's. */
+  wrapper?: string[];
 }): Promise<GuardProcess> {
   const env: NodeJS.ProcessEnv = { ...process.env, NODE_EXTRA_CA_CERTS: options.caPath };
   // GUARD_BENCH_SERVER_NODE_OPTIONS: e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the server.
   const nodeOptions = options.nodeOptions ?? process.env.GUARD_BENCH_SERVER_NODE_OPTIONS;
   if (nodeOptions) env.NODE_OPTIONS = nodeOptions;
   else delete env.NODE_OPTIONS;
+  const wrapper = options.wrapper ?? [];
   const child = spawn(
-    options.bin ?? SERVER_BIN,
+    wrapper[0] ?? options.bin ?? SERVER_BIN,
     [
+      ...wrapper.slice(1),
+      ...(wrapper.length > 0 ? [options.bin ?? SERVER_BIN] : []),
       '--data-dir',
       options.dataDir,
       '--listen',

@@ -71,6 +71,12 @@ export interface PgCluster extends PgDatabases {
   dir: string;
   /** The pids of the cluster's processes (postmaster and backends), for CPU accounting. */
   pids(): number[];
+  /** `pg_ctl restart -m fast`: every connection is cut, the data and the port stay (fault tests). */
+  restart(): Promise<void>;
+  /** `pg_ctl stop -m fast`, keeping the data dir: the database is unreachable until startPostgres(). */
+  stopPostgres(): Promise<void>;
+  /** Starts the stopped postgres again on the same port. */
+  startPostgres(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -147,7 +153,11 @@ export async function startPgCluster(
     const opts = Object.entries(settings)
       .map(([k, v]) => `-c ${k}=${v}`)
       .join(' ');
-    await run('pg_ctl', ['-D', data, '-l', join(dir, 'postgres.log'), '-o', opts, '-w', '-t', '60', 'start']);
+    const pgCtl = async (...args: string[]) => {
+      await run('pg_ctl', ['-D', data, '-w', '-t', '60', ...args]);
+    };
+    const log = join(dir, 'postgres.log');
+    await pgCtl('-l', log, '-o', opts, 'start');
     const url = (database = 'postgres') => `postgres://${PG_USER}@127.0.0.1:${port}/${database}`;
     let stopped = false;
     return {
@@ -166,6 +176,9 @@ export async function startPgCluster(
           return [];
         }
       },
+      restart: () => pgCtl('-l', log, '-o', opts, '-m', 'fast', 'restart'),
+      stopPostgres: () => pgCtl('-m', 'fast', 'stop'),
+      startPostgres: () => pgCtl('-l', log, '-o', opts, 'start'),
       async stop() {
         if (stopped) return;
         stopped = true;
