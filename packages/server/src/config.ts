@@ -6,25 +6,17 @@ import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_MAX_BUNDLE_BYTES } from '@guard/contract';
 import { parse as parseYaml } from 'yaml';
+import type { SessionSettings } from './auth/index.ts';
+import type { DatabaseConfig } from './db/index.ts';
+import type { HttpLimits } from './http-limits.ts';
+import type { LogLevel } from './logger.ts';
+import type { MetricsAddress } from './metrics-listener.ts';
 import type { ObjectStoreSetting } from './objects/index.ts';
+import { TRACE_SAMPLERS, type TraceSampler, type TracingConfig } from './tracing/index.ts';
 
-/**
- * Where the state lives: the embedded SQLite file in the data dir, or a PostgreSQL database
- * shared by any number of replicas (DESIGN §8: `--database postgres://…`).
- */
-export type DatabaseConfig =
-  | { engine: 'sqlite' }
-  | {
-      engine: 'postgres';
-      /** The connection URL as given, password included (never logged: see `display`). */
-      url: string;
-      /** From the URL, else PGPASSWORD; undefined: none (trust, peer or a .pgpass file). */
-      password: string | undefined;
-      /** The URL without its password, for logs and messages. */
-      display: string;
-      /** Connections in this process's pool. */
-      poolSize: number;
-    };
+// Each capability owns the type of its settings; this file reads them and composes them.
+export type { DatabaseConfig } from './db/index.ts';
+export type { TracingConfig } from './tracing/index.ts';
 
 export interface ServerConfig {
   dataDir: string;
@@ -42,7 +34,7 @@ export interface ServerConfig {
    */
   publicUrl: string | undefined;
   webhookAllowPrivate: boolean;
-  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  logLevel: LogLevel;
   maxBundleBytes: number;
   /** How often unregistered, expired uploads are collected and old deliveries pruned. */
   gcIntervalSeconds: number;
@@ -53,32 +45,11 @@ export interface ServerConfig {
    */
   deliveryRetention: { defaultDays: number; maxDays: number };
   /** Where /metrics is served; undefined: nowhere. `explicit`: configured, not the default. */
-  metricsListen: { host: string; port: number; explicit: boolean } | undefined;
+  metricsListen: MetricsAddress | undefined;
   /** Intake limits: timeouts of slow peers, concurrent PUTs, stored bytes per tenant. */
-  limits: {
-    /** The request line and headers must arrive within this (node:http headersTimeout). */
-    headerTimeoutMs: number;
-    /** An API request's body must arrive within this after its headers (not the upload PUT). */
-    requestTimeoutMs: number;
-    /** An upload PUT that receives no byte for this long is aborted. */
-    uploadIdleTimeoutMs: number;
-    /** An idle keep-alive connection is closed after this. */
-    keepAliveTimeoutMs: number;
-    /** Upload PUTs in flight, in total and per tenant. */
-    maxUploads: number;
-    maxUploadsPerTenant: number;
-    /** Bytes of registered bundles plus open reservations per tenant; 0: no quota. */
-    tenantQuotaBytes: number;
-  };
+  limits: HttpLimits;
   /** Console sign-in (auth/): session lifetimes and the lifetime of a set-password link. */
-  sessions: {
-    /** A session unused this long ends (sliding: each request moves it, at most once a minute). */
-    idleTimeoutMs: number;
-    /** A session ends this long after sign-in, however active. */
-    maxAgeMs: number;
-    /** A one-time set-password link works this long. */
-    passwordLinkTtlMs: number;
-  };
+  sessions: SessionSettings;
   /** A bundle request the agent has not taken by this long after its creation expires. */
   bundleRequestTtlMs: number;
   /** The built console (index.html, assets/); undefined: packages/console/dist of this checkout. */
@@ -102,34 +73,6 @@ export interface ServerConfig {
   /** OpenTelemetry tracing, from the standard OTEL_* variables (tracingConfig); undefined: off. */
   tracing: TracingConfig | undefined;
 }
-
-/**
- * OpenTelemetry tracing (OTLP over HTTP), as the standard OTEL_* environment variables set it.
- * Read here once; the SDK (tracing/) is handed these values and loaded only when this is set.
- */
-export interface TracingConfig {
-  protocol: 'http/protobuf' | 'http/json';
-  /** Where spans are POSTed: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, or OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces. */
-  url: string;
-  headers: Record<string, string>;
-  timeoutMs: number;
-  serviceName: string;
-  resourceAttributes: Record<string, string>;
-  sampler: TraceSampler;
-  /** Ratio of the *traceidratio samplers (OTEL_TRACES_SAMPLER_ARG), 0 … 1. */
-  samplerRatio: number;
-  batch: { scheduleDelayMs: number; maxQueueSize: number; maxExportBatchSize: number; exportTimeoutMs: number };
-}
-
-export const TRACE_SAMPLERS = [
-  'always_on',
-  'always_off',
-  'traceidratio',
-  'parentbased_always_on',
-  'parentbased_always_off',
-  'parentbased_traceidratio',
-] as const;
-export type TraceSampler = (typeof TRACE_SAMPLERS)[number];
 
 /** One row per setting: the documented table in docs/guard-server.md mirrors it. */
 export const SETTINGS = [

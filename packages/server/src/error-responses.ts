@@ -7,9 +7,8 @@
 // before routing, and broken HTTP that never reaches Fastify.
 
 import type { FastifyError, FastifyInstance, FastifySchemaValidationError, FastifyServerOptions } from 'fastify';
-import type { ServerConfig } from './config.ts';
 import { ApiError, isStorageFull, isUnreachable, UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors.ts';
-import { answerAndClose } from './http-limits.ts';
+import { answerAndClose, type HttpLimits } from './http-limits.ts';
 
 /** The error and not-found handlers of the app. */
 export function errorResponses(app: FastifyInstance): void {
@@ -107,7 +106,7 @@ export function formatSchemaErrors(errors: readonly FastifySchemaValidationError
 }
 
 /** Broken HTTP framing and late headers, which never reach Fastify's router. */
-export function clientErrors(limits: ServerConfig['limits']): FastifyServerOptions['clientErrorHandler'] {
+export function clientErrors(limits: HttpLimits): FastifyServerOptions['clientErrorHandler'] {
   return (error, socket) => {
     if ((error as NodeJS.ErrnoException).code === 'ERR_HTTP_REQUEST_TIMEOUT')
       return answerAndClose(

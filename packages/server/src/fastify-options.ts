@@ -3,15 +3,14 @@
 // of what fails before routing.
 
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
-import type { ServerConfig } from './config.ts';
 import { clientErrors, frameworkErrors, schemaErrorFormatter } from './error-responses.ts';
-import { listenerTimeouts } from './http-limits.ts';
+import { type HttpLimits, listenerTimeouts } from './http-limits.ts';
 
 /** JSON bodies are small (a manifest is the largest); objects stream through their own route. */
 export const JSON_BODY_LIMIT_BYTES = 1024 * 1024;
 
 export function fastifyOptions(
-  config: ServerConfig,
+  config: { limits: HttpLimits },
   options: { logger: FastifyBaseLogger; https?: { cert: Buffer; key: Buffer } },
 ): FastifyServerOptions & { loggerInstance: FastifyBaseLogger; https?: { cert: Buffer; key: Buffer } } {
   return {

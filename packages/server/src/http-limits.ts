@@ -12,9 +12,25 @@
 
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import type { ServerConfig } from './config.ts';
 
-type Limits = ServerConfig['limits'];
+/** Intake limits: timeouts of slow peers, concurrent PUTs, stored bytes per tenant (config.ts reads them). */
+export interface HttpLimits {
+  /** The request line and headers must arrive within this (node:http headersTimeout). */
+  headerTimeoutMs: number;
+  /** An API request's body must arrive within this after its headers (not the upload PUT). */
+  requestTimeoutMs: number;
+  /** An upload PUT that receives no byte for this long is aborted. */
+  uploadIdleTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** Upload PUTs in flight, in total and per tenant. */
+  maxUploads: number;
+  maxUploadsPerTenant: number;
+  /** Bytes of registered bundles plus open reservations per tenant; 0: no quota. */
+  tenantQuotaBytes: number;
+}
+
+type Limits = HttpLimits;
 
 /** The Fastify (and node:http) options carrying the listener's timeouts. */
 export function listenerTimeouts(limits: Limits): Pick<FastifyServerOptions, 'keepAliveTimeout' | 'requestTimeout'> & {

@@ -2,9 +2,10 @@
 // delivery worker, so that every line goes through the same level, serializers and redaction.
 
 import { type Logger, pino } from 'pino';
-import type { ServerConfig } from './config.ts';
 
 export type { Logger } from 'pino';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 /** Any secret of ours (auth/secrets.ts prefixes: gak_, gut_, get_, gss_, gsp_) in a path. */
 const SECRET_IN_PATH = /\/g(?:ak|ut|et|ss|sp)_[^/?#]*/g;
@@ -15,7 +16,7 @@ export function loggedUrl(url: string): string {
 }
 
 /** `enabled: false` (tests) logs nothing. */
-export function createLogger(level: ServerConfig['logLevel'], options: { enabled: boolean }): Logger {
+export function createLogger(level: LogLevel, options: { enabled: boolean }): Logger {
   return pino({
     level,
     enabled: options.enabled,

@@ -5,7 +5,14 @@
 
 import http from 'node:http';
 import type { Registry } from 'prom-client';
-import type { ServerConfig } from './config.ts';
+import type { HttpLimits } from './http-limits.ts';
+
+/** Where /metrics is served (--metrics-listen); `explicit`: configured, not the default. */
+export interface MetricsAddress {
+  host: string;
+  port: number;
+  explicit: boolean;
+}
 
 export interface MetricsListener {
   /** http://HOST:PORT/metrics */
@@ -39,8 +46,8 @@ function json(res: http.ServerResponse, status: number, code: string, message: s
  */
 export async function listenMetrics(
   registry: Registry,
-  address: NonNullable<ServerConfig['metricsListen']>,
-  limits: ServerConfig['limits'],
+  address: MetricsAddress,
+  limits: HttpLimits,
   log: Log,
 ): Promise<MetricsListener | undefined> {
   const server = http.createServer(

@@ -17,3 +17,4 @@ export {
 export { authRoutes } from './routes.ts';
 export { hashPassword, hashSecret, NO_PASSWORD, newId, newPassword, newSecret } from './secrets.ts';
 export { normaliseEmail } from './sessions/handlers.ts';
+export type { SessionSettings } from './settings.ts';

@@ -7,7 +7,6 @@
 // is scoped by the principal's tenant.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ServerConfig } from '../config.ts';
 import { type Db, engineOf, pgPool, type Role, withStatements } from '../db/index.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { checkCsrf, csrfToken } from './csrf.ts';
@@ -15,6 +14,7 @@ import { hashSecret, secretKind } from './secrets.ts';
 import { clearedSessionCookie, readSessionCookie } from './session-cookie.ts';
 import { isLive, touch } from './session-policy.ts';
 import { SessionsRepository } from './sessions-repository.ts';
+import type { SessionSettings } from './settings.ts';
 
 /** The session a cookie-authenticated user principal came through. */
 export interface SessionRef {
@@ -136,7 +136,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface AuthDeps {
   db: Db;
-  config: Pick<ServerConfig, 'sessions'>;
+  config: { sessions: SessionSettings };
   now: () => Date;
   publicUrl: () => string;
   /** Key of the CSRF tokens (csrf.ts). */

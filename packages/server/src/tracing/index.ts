@@ -4,8 +4,10 @@
 // the ingest span's parent and the deliveries' traceparent comes from the attempt span.
 // The SDK is imported only when tracing is on: the default server loads none of it.
 
-import type { TracingConfig } from '../config.ts';
+import type { TracingConfig } from './settings.ts';
 import type { Tracer } from './tracer.ts';
+
+export { TRACE_SAMPLERS, type TraceSampler, type TracingConfig } from './settings.ts';
 
 export { NO_TRACER, type SpanHandle, type Tracer, validTraceparent } from './tracer.ts';
 

@@ -19,8 +19,8 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
-import type { TracingConfig } from '../config.ts';
 import { SERVER_VERSION } from '../version.ts';
+import type { TracingConfig } from './settings.ts';
 import type { SpanAttributes, SpanHandle, SpanOptions, Tracer } from './tracer.ts';
 
 const KINDS = { server: SpanKind.SERVER, client: SpanKind.CLIENT, internal: SpanKind.INTERNAL } as const;
