@@ -9,7 +9,12 @@ import type { SignalOutbox } from './signals/index.ts';
 import type { Tracer } from './tracing/index.ts';
 import type { WebhookMetrics } from './webhooks/index.ts';
 
-/** What route modules get handed: no module reaches for globals, env or the clock itself. */
+/**
+ * Everything server.ts opens, in one bag that app.ts hands to each capability: no module
+ * reaches for globals, env or the clock itself. This is wiring: a capability never imports it
+ * (layout.test.ts) but declares the narrow deps it reads (AgentsDeps, WebhooksDeps, …), which
+ * this satisfies structurally.
+ */
 export interface AppDeps {
   config: ServerConfig;
   db: Db;

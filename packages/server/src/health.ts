@@ -6,7 +6,8 @@ import { access, constants } from 'node:fs/promises';
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
-import type { AppDeps } from './deps.ts';
+import type { Db } from './db/index.ts';
+import type { ObjectStore } from './objects/index.ts';
 
 const Status = Type.Object({ status: Type.String() });
 const Check = Type.Object({
@@ -38,7 +39,10 @@ async function check(fn: () => Promise<unknown>): Promise<{ status: 'ok' | 'fail
   }
 }
 
-export async function healthRoutes(app: FastifyInstance, deps: AppDeps): Promise<void> {
+export async function healthRoutes(
+  app: FastifyInstance,
+  deps: { db: Db; store: Pick<ObjectStore, 'ready'>; config: { dataDir: string } },
+): Promise<void> {
   app.get(
     '/healthz',
     { schema: { tags: ['health'], summary: 'The process is up', response: { 200: Status } } },

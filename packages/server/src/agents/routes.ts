@@ -10,14 +10,20 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireTenantUser, requireUser } from '../auth/index.ts';
-import type { AppDeps } from '../deps.ts';
+import type { Db } from '../db/index.ts';
 import { notFound } from '../errors.ts';
 import { nextBefore, parseBefore } from '../pagination.ts';
 import { ErrorResponses, IdParams } from '../route-schemas.ts';
 import { AgentsRepository } from './agents-repository.ts';
 import { AgentList, AgentListQuery, AgentView, agentView, ServerList, ServerListQuery, serverView } from './schemas.ts';
 
-export const agentRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
+/** What the agents capability needs of the server. */
+export interface AgentsDeps {
+  db: Db;
+  now: () => Date;
+}
+
+export const agentRoutes: FastifyPluginAsyncTypebox<AgentsDeps> = async (app, deps) => {
   const agents = new AgentsRepository(deps.db);
 
   app.get(

@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from 'typebox';
 import { requireUser } from '../auth/index.ts';
-import type { AppDeps } from '../deps.ts';
+import type { Db } from '../db/index.ts';
 import { BeforeParam, nextBefore, parseBefore } from '../pagination.ts';
 import { ErrorResponses } from '../route-schemas.ts';
 import { type AuditEntry, AuditRepository } from './audit-repository.ts';
@@ -47,7 +47,12 @@ function auditView(e: AuditEntry): Static<typeof AuditView> {
   };
 }
 
-export const auditRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
+/** What the audit log's routes need of the server. */
+export interface AuditDeps {
+  db: Db;
+}
+
+export const auditRoutes: FastifyPluginAsyncTypebox<AuditDeps> = async (app, deps) => {
   const entries = new AuditRepository(deps.db);
   app.get(
     '/v1/audit',

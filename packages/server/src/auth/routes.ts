@@ -3,15 +3,28 @@
 //   me/         /v1/me/sessions, /v1/me/password, /v1/me/tokens
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppDeps } from '../deps.ts';
+import type { Db } from '../db/index.ts';
+import type { MasterKey } from '../master-key.ts';
 import type { AuthContext } from './context.ts';
 import { CredentialsRepository } from './credentials-repository.ts';
 import { LoginRateLimiter } from './login-rate-limit.ts';
 import { meRoutes } from './me/routes.ts';
 import { sessionRoutes } from './sessions/routes.ts';
 import { SessionsRepository } from './sessions-repository.ts';
+import type { SessionSettings } from './settings.ts';
 
-export const authRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
+/** What sign-in and the "me" routes need of the server. */
+export interface AuthRoutesDeps {
+  db: Db;
+  now: () => Date;
+  /** Base of set-password links. */
+  publicUrl: () => string;
+  /** The CSRF key is derived from it. */
+  masterKey: MasterKey;
+  config: { sessions: SessionSettings };
+}
+
+export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app, deps) => {
   const ctx: AuthContext = {
     sessions: new SessionsRepository(deps.db),
     credentials: new CredentialsRepository(deps.db),

@@ -4,14 +4,26 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { AgentsRepository } from '../agents/index.ts';
-import type { AppDeps } from '../deps.ts';
+import type { Db } from '../db/index.ts';
+import type { DetectionPolicies } from '../detection/index.ts';
 import { TenantsRepository } from '../tenants/index.ts';
 import { agentCommandRoutes } from './agent/routes.ts';
 import { BundleRequestsRepository } from './bundle-requests-repository.ts';
+import type { CommandHub } from './command-hub.ts';
 import { consoleRequestRoutes } from './console/routes.ts';
 import type { RequestsContext } from './context.ts';
 
-export const bundleRequestRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
+/** What bundle requests need of the server. */
+export interface BundleRequestsDeps {
+  db: Db;
+  now: () => Date;
+  /** Wakes the held command polls of `guard-agent daemon`. */
+  commands: CommandHub;
+  detection: DetectionPolicies;
+  config: { bundleRequestTtlMs: number };
+}
+
+export const bundleRequestRoutes: FastifyPluginAsyncTypebox<BundleRequestsDeps> = async (app, deps) => {
   const ctx: RequestsContext = {
     requests: new BundleRequestsRepository(deps.db),
     agents: new AgentsRepository(deps.db),

@@ -5,7 +5,6 @@
 
 import { fileURLToPath } from 'node:url';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import type { AppDeps } from '../deps.ts';
 import { lookup, notBuiltPage } from './static-files.ts';
 
 /** packages/console/dist of this checkout: where `npm run build -w packages/console` writes. */
@@ -20,7 +19,12 @@ function securityHeaders(reply: FastifyReply): FastifyReply {
     .header('referrer-policy', 'same-origin');
 }
 
-export const consoleRoutes: FastifyPluginAsync<Pick<AppDeps, 'config'>> = async (app, deps) => {
+/** What the console's static files need of the server: where the built SPA is. */
+export interface ConsoleDeps {
+  config: { consoleDir: string | undefined };
+}
+
+export const consoleRoutes: FastifyPluginAsync<ConsoleDeps> = async (app, deps) => {
   const dir = deps.config.consoleDir ?? DEFAULT_CONSOLE_DIR;
   const hide = { schema: { hide: true }, config: { cookieless: true } };
 

@@ -9,7 +9,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { EnrollRequest, EnrollResponse } from '@guard/contract';
 import { Type } from 'typebox';
 import { requireTenantUser } from '../auth/index.ts';
-import type { AppDeps } from '../deps.ts';
+import type { Db } from '../db/index.ts';
 import { notFound } from '../errors.ts';
 import { IdParams } from '../route-schemas.ts';
 import { enrollAgent } from './enroll.ts';
@@ -22,7 +22,15 @@ export function enrollCommand(publicUrl: string): string {
   return `guard-agent enroll --url ${publicUrl} --token -`;
 }
 
-export const enrollmentRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
+/** What enrolment needs of the server. */
+export interface EnrollmentDeps {
+  db: Db;
+  now: () => Date;
+  /** The server's address in the enrol command shown with a new token. */
+  publicUrl: () => string;
+}
+
+export const enrollmentRoutes: FastifyPluginAsyncTypebox<EnrollmentDeps> = async (app, deps) => {
   const tokens = new EnrollmentTokensRepository(deps.db);
 
   app.post(

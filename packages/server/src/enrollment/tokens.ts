@@ -2,7 +2,7 @@
 // limited number of enrolments until it expires or is revoked.
 
 import { hashSecret, newId, newSecret } from '../auth/index.ts';
-import type { AppDeps } from '../deps.ts';
+import type { Db } from '../db/index.ts';
 import { EnrollmentTokensRepository } from './tokens-repository.ts';
 
 export const DEFAULT_ENROLL_TOKEN_TTL_SECONDS = 7 * 24 * 3600;
@@ -10,7 +10,7 @@ export const DEFAULT_ENROLL_TOKEN_MAX_USES = 100;
 
 /** Creates an enrolment token for a tenant; used by the API and by `guard-server setup`. */
 export async function createEnrollmentToken(
-  deps: Pick<AppDeps, 'db' | 'now'>,
+  deps: { db: Db; now: () => Date },
   tenantId: string,
   opts: { expiresInSeconds?: number; maxUses?: number } = {},
 ) {

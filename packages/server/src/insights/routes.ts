@@ -7,11 +7,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { BundleInsights, type Finding, parseManifest } from '@guard/contract';
 import { Type } from 'typebox';
-import { MAX_CONTEXT_LINES, type MemberLines } from '../analysis/index.ts';
+import { type ArchivePool, MAX_CONTEXT_LINES, type MemberLines } from '../analysis/index.ts';
 import { audit } from '../audit/index.ts';
 import { requireUser, type UserPrincipal } from '../auth/index.ts';
-import type { AppDeps } from '../deps.ts';
+import type { Db } from '../db/index.ts';
 import { ApiError, notFound } from '../errors.ts';
+import type { ObjectStore } from '../objects/index.ts';
 import { ErrorResponses, IdParams } from '../route-schemas.ts';
 import { InsightsRepository } from './insights-repository.ts';
 
@@ -34,7 +35,16 @@ const Lines = Type.Object({
 
 const scopeOf = (user: UserPrincipal): string | null => (user.role === 'support' ? null : user.tenantId);
 
-export const insightRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
+/** What the insight reads need of the server. */
+export interface InsightsDeps {
+  db: Db;
+  now: () => Date;
+  store: ObjectStore;
+  /** Runs untrusted archive work (evidence lines) in worker threads. */
+  insights: { archives: ArchivePool };
+}
+
+export const insightRoutes: FastifyPluginAsyncTypebox<InsightsDeps> = async (app, deps) => {
   const insights = new InsightsRepository(deps.db);
 
   app.get(

@@ -5,14 +5,15 @@
 // the hour (its object may have arrived just before the URL expired), then its key is deleted
 // from the bucket whether or not an object arrived.
 
-import type { AppDeps } from '../deps.ts';
+import type { Db } from '../db/index.ts';
+import type { ObjectStore } from './store.ts';
 import { UploadsRepository } from './uploads-repository.ts';
 
 export const UNREGISTERED_GRACE_MS = 60 * 60 * 1000;
 /** Slots looked at per run; the next run (every --gc-interval seconds) takes the rest. */
 const COLLECT_BATCH = 1000;
 
-export async function collectExpiredUploads(deps: Pick<AppDeps, 'db' | 'store' | 'now'>): Promise<number> {
+export async function collectExpiredUploads(deps: { db: Db; store: ObjectStore; now: () => Date }): Promise<number> {
   const now = deps.now().getTime();
   const uploads = new UploadsRepository(deps.db);
   const rows = await uploads.listExpired(new Date(now).toISOString(), COLLECT_BATCH);

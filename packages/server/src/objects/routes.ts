@@ -7,11 +7,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ApiErrorBody } from '@guard/contract';
 import { Type } from 'typebox';
-import type { AppDeps } from '../deps.ts';
+import type { Db } from '../db/index.ts';
 import { ApiError, isStorageFull } from '../errors.ts';
-import { releaseBodyDeadline } from '../http-limits.ts';
+import { type HttpLimits, releaseBodyDeadline } from '../http-limits.ts';
+import type { MasterKey } from '../master-key.ts';
 import { checkGrant, OBJECTS_PATH } from './presign.ts';
-import { ObjectMismatchError } from './store.ts';
+import { ObjectMismatchError, type ObjectStore } from './store.ts';
 import { idleGuarded, UPLOAD_RETRY_AFTER_SECONDS, UploadIdleError, UploadSlots } from './upload-limits.ts';
 import { UploadsRepository } from './uploads-repository.ts';
 
@@ -24,7 +25,17 @@ interface PresignedPut {
   Querystring: Record<string, unknown>;
 }
 
-export const objectRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
+/** What the embedded store's upload route needs of the server. */
+export interface ObjectRoutesDeps {
+  db: Db;
+  now: () => Date;
+  store: ObjectStore;
+  /** The presign key is derived from it. */
+  masterKey: MasterKey;
+  config: { limits: HttpLimits };
+}
+
+export const objectRoutes: FastifyPluginAsyncTypebox<ObjectRoutesDeps> = async (app, deps) => {
   const presignKey = deps.masterKey.derive('presign');
   const uploads = new UploadsRepository(deps.db);
   // The body is the object's raw bytes, streamed by the handler: no parser, no body limit here.

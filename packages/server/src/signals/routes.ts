@@ -7,12 +7,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN, isDetectionSignalType } from '@guard/contract/detection';
 import { requireAgent, requireTenantUser } from '../auth/index.ts';
-import type { AppDeps } from '../deps.ts';
-import { ingestDecision } from '../detection/index.ts';
+import type { Db } from '../db/index.ts';
+import { type DetectionPolicies, ingestDecision } from '../detection/index.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { nextBefore, parseBefore } from '../pagination.ts';
 import { ErrorResponses, IdParams } from '../route-schemas.ts';
-import { validTraceparent } from '../tracing/index.ts';
+import { type Tracer, validTraceparent } from '../tracing/index.ts';
+import type { SignalOutbox } from './outbox.ts';
 import {
   CreatedSignal,
   CreateSignal,
@@ -44,7 +45,20 @@ function idempotencyKey(header: string | string[] | undefined): string | null {
 /** An RFC 3339 time in the stored form (toISOString), so that text order is time order. */
 const instant = (t: string | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
 
-export const signalRoutes: FastifyPluginAsyncTypebox<AppDeps & { wakeDeliveries: () => void }> = async (app, deps) => {
+/** What signal ingest and the signal reads need of the server. */
+export interface SignalsDeps {
+  db: Db;
+  now: () => Date;
+  /** Tenants' detection policies: ingest applies them. */
+  detection: DetectionPolicies;
+  tracer: Tracer;
+  /** Writes signals with their deliveries (group commit). */
+  outbox: SignalOutbox;
+  /** Tells the delivery worker a delivery is due now. */
+  wakeDeliveries: () => void;
+}
+
+export const signalRoutes: FastifyPluginAsyncTypebox<SignalsDeps> = async (app, deps) => {
   const signals = new SignalsRepository(deps.db);
 
   app.post(

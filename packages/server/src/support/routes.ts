@@ -4,14 +4,24 @@
 //   bundles/   GET  /v1/support/bundles[/{id}[/download]]
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppDeps } from '../deps.ts';
-import { UploadsRepository } from '../objects/index.ts';
+import type { Db } from '../db/index.ts';
+import { type ObjectStore, UploadsRepository } from '../objects/index.ts';
 import { bundleRoutes } from './bundles/routes.ts';
 import { BundlesRepository } from './bundles-repository.ts';
 import type { SupportContext } from './context.ts';
 import { intakeRoutes } from './intake/routes.ts';
 
-export const supportRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
+/** What bundle intake and the bundle reads need of the server. */
+export interface SupportDeps {
+  db: Db;
+  now: () => Date;
+  store: ObjectStore;
+  config: { maxBundleBytes: number; limits: { tenantQuotaBytes: number } };
+  /** wake(): a bundle was registered, its analysis is queued. */
+  insights: { wake: () => void };
+}
+
+export const supportRoutes: FastifyPluginAsyncTypebox<SupportDeps> = async (app, deps) => {
   const ctx: SupportContext = {
     bundles: new BundlesRepository(deps.db),
     uploads: new UploadsRepository(deps.db),

@@ -11,10 +11,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from 'typebox';
 import { requireTenantUser, requireUser } from '../auth/index.ts';
-import type { AppDeps } from '../deps.ts';
+import type { Db } from '../db/index.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { ErrorResponses } from '../route-schemas.ts';
-import { effectiveRetentionDays } from '../webhooks/index.ts';
+import { effectiveRetentionDays, type RetentionPolicy } from '../webhooks/index.ts';
 import { type TenantSettings, TenantsRepository } from './tenants-repository.ts';
 
 const Settings = Type.Object({
@@ -49,7 +49,14 @@ const SettingsChange = Type.Object(
   { additionalProperties: false },
 );
 
-export const tenantRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
+/** What the tenant settings need of the server. */
+export interface TenantsDeps {
+  db: Db;
+  now: () => Date;
+  config: { deliveryRetention: RetentionPolicy };
+}
+
+export const tenantRoutes: FastifyPluginAsyncTypebox<TenantsDeps> = async (app, deps) => {
   const tenants = new TenantsRepository(deps.db);
   const policy = deps.config.deliveryRetention;
   const view = (s: TenantSettings): Static<typeof Settings> => ({

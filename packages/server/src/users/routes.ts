@@ -9,13 +9,22 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireTenantUser } from '../auth/index.ts';
-import type { AppDeps } from '../deps.ts';
+import type { Db } from '../db/index.ts';
 import { ErrorResponses, IdParams } from '../route-schemas.ts';
 import { changeRole, createUser, listUsers, newPasswordLink, removeUser, type UsersContext } from './handlers.ts';
 import { CreatedUser, CreateUser, PasswordLink, UpdateUser, UserList, UserView } from './schemas.ts';
 import { UsersRepository } from './users-repository.ts';
 
-export const userRoutes: FastifyPluginAsyncTypebox<AppDeps> = async (app, deps) => {
+/** What the users capability needs of the server (app.ts hands it AppDeps, which has all of it). */
+export interface UsersDeps {
+  db: Db;
+  now: () => Date;
+  /** Base of set-password links. */
+  publicUrl: () => string;
+  config: { sessions: { passwordLinkTtlMs: number } };
+}
+
+export const userRoutes: FastifyPluginAsyncTypebox<UsersDeps> = async (app, deps) => {
   const ctx: UsersContext = {
     users: new UsersRepository(deps.db),
     now: deps.now,

@@ -7,8 +7,7 @@
 //                 GET /v1/webhooks/replays/{id}; POST …/{id}/cancel
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { AppDeps } from '../deps.ts';
-import type { WebhookContext } from './context.ts';
+import type { WebhookContext, WebhooksDeps } from './context.ts';
 import { deliveryRoutes } from './deliveries/routes.ts';
 import { DeliveriesRepository } from './deliveries-repository.ts';
 import { endpointRoutes } from './endpoints/routes.ts';
@@ -16,7 +15,7 @@ import { EndpointsRepository } from './endpoints-repository.ts';
 import { replayRoutes } from './replays/routes.ts';
 import { ReplaysRepository } from './replays-repository.ts';
 
-export const webhookRoutes: FastifyPluginAsyncTypebox<AppDeps & { wakeDeliveries: () => void }> = async (app, deps) => {
+export const webhookRoutes: FastifyPluginAsyncTypebox<WebhooksDeps> = async (app, deps) => {
   const ctx: WebhookContext = {
     endpoints: new EndpointsRepository(deps.db),
     deliveries: new DeliveriesRepository(deps.db),
