@@ -1,8 +1,25 @@
-// The server's layout rules (STYLE.md, convention 1): each capability folder of src/ has a
-// narrow index.ts, and code outside a folder imports only that index; the capability folders
-// import each other without a cycle. Files inside a folder, and the integration tests here in
-// test/, may import any inner file. Imports are read from the source text: every static
-// `import … from`, `export … from` and `import()` with a relative path.
+// The server's layout rules (STYLE.md, convention 1 and "Layers"; docs/architecture.md).
+//
+// src/ reads bottom-up in three layers:
+//   - the kernel: src/'s own files that know no capability — errors, ids, pagination,
+//     route-schemas, request-validation, http-limits, error-responses, fastify-options,
+//     graceful-shutdown, logger, metrics-listener, master-key, data-dir-lock, api-docs,
+//     version, exit-codes, and any new root file not listed as wiring below. A kernel file
+//     imports only other kernel files; it declares the narrow types it takes (HttpLimits,
+//     LogLevel, MetricsAddress) and config.ts composes them.
+//   - the capabilities: every folder of src/ (agents, auth, webhooks, …). A capability
+//     imports the kernel and other capabilities' index.ts, declares the deps it needs as its
+//     own types (AgentsDeps, WebhooksDeps, …) and owns the type of its settings
+//     (db/settings.ts, tracing/settings.ts, auth/settings.ts); it never imports the wiring.
+//   - the wiring: WIRING below — the entry point, the config loader, AppDeps and the files that
+//     open and compose the capabilities (server.ts, app.ts, setup, data transfer, health).
+// Rules: each capability folder has a narrow index.ts and code outside a folder imports only
+// that index; capability folders import each other without a cycle; no two files of src/
+// import each other round a circle, type-only imports included; no capability imports the
+// wiring; the kernel imports no capability and no wiring. Tests (*.test.ts, beside the code or
+// here in test/) are outside the layers and may import anything. Imports are read from the
+// source text: every static `import … from`, `import type … from`, `export … from` and
+// `import()` with a relative path.
 
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -14,8 +31,21 @@ const SERVER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SRC = join(SERVER_DIR, 'src');
 const REPO = resolve(SERVER_DIR, '..', '..');
 
-/** Every folder of src/ is a capability; src/'s own files are the shell that wires them. */
+/** Every folder of src/ is a capability; src/'s own files are the kernel below them or the wiring above. */
 const capabilities = readdirSync(SRC).filter((name) => statSync(join(SRC, name)).isDirectory());
+
+/** The root files that compose the capabilities; every other root file is kernel. */
+const WIRING = ['app.ts', 'config.ts', 'data-transfer.ts', 'deps.ts', 'health.ts', 'main.ts', 'server.ts', 'setup.ts'];
+
+type Layer = 'kernel' | 'capability' | 'wiring';
+
+/** The layer of a file of src/ (undefined for a path outside src/). */
+function layerOf(path: string): Layer | undefined {
+  const rel = relative(SRC, path);
+  if (rel.startsWith('..')) return undefined;
+  if (rel.includes(sep)) return 'capability';
+  return WIRING.includes(rel) ? 'wiring' : 'kernel';
+}
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -57,6 +87,53 @@ function innerImportsOf(file: string, targets: string[]): string[] {
 
 const innerImports = (files: string[]) => files.flatMap((file) => innerImportsOf(file, importsOf(file)));
 
+/** The imports of `file` that point up: a capability importing the wiring, the kernel importing either above it. */
+function upwardImportsOf(file: string, targets: string[]): string[] {
+  const from = layerOf(file);
+  if (from === undefined || from === 'wiring') return [];
+  return targets.flatMap((target) => {
+    const to = layerOf(target);
+    const upward = to === 'wiring' || (from === 'kernel' && to === 'capability');
+    return upward ? [`${relative(REPO, file)} (${from}) imports ${relative(REPO, target)} (${to})`] : [];
+  });
+}
+
+/** The source files of src/, tests left out: they sit outside the layers. */
+const sourceFiles = () => tsFiles(SRC).filter((file) => !file.endsWith('.test.ts'));
+
+/** The strongly connected components of more than one file (Tarjan): each is a circle of imports. */
+function importCycles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const connect = (node: string): void => {
+    index.set(node, index.size);
+    low.set(node, index.get(node) as number);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!graph.has(next)) continue;
+      if (!index.has(next)) {
+        connect(next);
+        low.set(node, Math.min(low.get(node) as number, low.get(next) as number));
+      } else if (onStack.has(next)) low.set(node, Math.min(low.get(node) as number, index.get(next) as number));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string | undefined;
+    do {
+      member = stack.pop() as string;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1) cycles.push(component.sort());
+  };
+  for (const node of graph.keys()) if (!index.has(node)) connect(node);
+  return cycles;
+}
+
 test('every capability folder has an index.ts', () => {
   assert.ok(capabilities.includes('webhooks'), `capabilities found: ${capabilities.join(', ')}`);
   assert.deepEqual(
@@ -97,6 +174,26 @@ test('capability folders import each other without a cycle', () => {
   assert.deepEqual([...new Set(cycles)], []);
 });
 
+test('no two files of src/ import each other round a circle, type-only imports included', () => {
+  const graph = new Map(sourceFiles().map((file) => [file, importsOf(file)]));
+  const cycles = importCycles(graph).map(
+    (files) => `${files.length} files: ${files.map((file) => relative(SRC, file)).join(', ')}`,
+  );
+  assert.deepEqual(cycles, []);
+});
+
+test('no capability imports the wiring, and the kernel imports no capability and no wiring', () => {
+  assert.deepEqual(
+    WIRING.filter((file) => !statSync(join(SRC, file), { throwIfNoEntry: false })?.isFile()),
+    [],
+    'every wiring file named exists',
+  );
+  assert.deepEqual(
+    sourceFiles().flatMap((file) => upwardImportsOf(file, importsOf(file))),
+    [],
+  );
+});
+
 test('the import reader sees every form of import it is meant to check', () => {
   const probe = join(SRC, 'layout-probe.ts');
   const text = [
@@ -126,6 +223,40 @@ test('an import of another capability’s inner file is reported; its index, its
       join(SRC, 'signals', 'index.ts'),
       join(SRC, 'errors.ts'),
     ]),
+    [],
+  );
+});
+
+test('an upward import is reported; a downward one is not', () => {
+  const routes = join(SRC, 'agents', 'routes.ts');
+  const deps = join(SRC, 'deps.ts');
+  const errors = join(SRC, 'errors.ts');
+  const logger = join(SRC, 'logger.ts');
+  assert.deepEqual(upwardImportsOf(routes, [deps, errors, join(SRC, 'db', 'index.ts')]), [
+    'packages/server/src/agents/routes.ts (capability) imports packages/server/src/deps.ts (wiring)',
+  ]);
+  assert.equal(upwardImportsOf(logger, [join(SRC, 'config.ts')]).length, 1);
+  assert.equal(upwardImportsOf(logger, [join(SRC, 'db', 'index.ts')]).length, 1);
+  assert.deepEqual(upwardImportsOf(logger, [errors]), []);
+  assert.deepEqual(upwardImportsOf(join(SRC, 'server.ts'), [routes, deps, logger]), []);
+});
+
+test('an import circle is found whatever its length, and a chain is not one', () => {
+  const graph = new Map([
+    ['a', ['b']],
+    ['b', ['c']],
+    ['c', ['a', 'd']],
+    ['d', []],
+    ['e', ['d']],
+  ]);
+  assert.deepEqual(importCycles(graph), [['a', 'b', 'c']]);
+  assert.deepEqual(
+    importCycles(
+      new Map([
+        ['a', ['b']],
+        ['b', []],
+      ]),
+    ),
     [],
   );
 });
