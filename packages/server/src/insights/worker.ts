@@ -9,6 +9,7 @@
 
 import { parseManifest } from '@guard/contract';
 import { type ArchivePool, buildFindings, couldNotAnalyse, newestVersion, Unanalysable } from '../analysis/index.ts';
+import { BackgroundLoop } from '../background-loop.ts';
 import type { Db } from '../db/index.ts';
 import type { Logger } from '../logger.ts';
 import type { ObjectStore } from '../objects/index.ts';
@@ -47,68 +48,51 @@ export class InsightsWorker {
   readonly #deps: InsightsWorkerDeps;
   readonly #options: InsightsWorkerOptions;
   readonly #jobs: InsightsRepository;
-  #running = false;
-  #timer: NodeJS.Timeout | undefined;
-  #tick: Promise<void> | undefined;
-  #again = false;
+  readonly #loop: BackgroundLoop;
   #stop = new AbortController();
 
   constructor(deps: InsightsWorkerDeps, options: InsightsWorkerOptions) {
     this.#deps = deps;
     this.#options = options;
     this.#jobs = new InsightsRepository(deps.db);
+    this.#loop = new BackgroundLoop(
+      async () => {
+        await this.#work();
+        return options.pollMs;
+      },
+      { what: 'bundle analysis', retryMs: options.pollMs, log: deps.log },
+    );
   }
 
   async start(options: { releaseLeases: boolean }): Promise<void> {
     if (options.releaseLeases) await this.#jobs.releaseLeases();
-    this.#running = true;
     this.#stop = new AbortController();
-    this.wake();
+    this.#loop.start();
   }
 
   /** Look for work now (a bundle was registered). */
   wake(): void {
-    if (!this.#running) return;
-    if (this.#tick) {
-      this.#again = true;
-      return;
-    }
-    clearTimeout(this.#timer);
-    this.#tick = this.#work()
-      .catch((error) => this.#deps.log.error({ err: error }, 'bundle analysis failed'))
-      .finally(() => {
-        this.#tick = undefined;
-        if (!this.#running) return;
-        if (this.#again) {
-          this.#again = false;
-          this.wake();
-        } else {
-          this.#timer = setTimeout(() => this.wake(), this.#options.pollMs);
-          this.#timer.unref();
-        }
-      });
+    this.#loop.wake();
   }
 
   /** Stops: an analysis under way is abandoned and its bundle handed back for the next start. */
   async stop(): Promise<void> {
-    this.#running = false;
-    clearTimeout(this.#timer);
     this.#stop.abort();
-    await this.#tick;
+    await this.#loop.stop();
   }
 
   /** Settles once nothing is queued (for tests). */
   async idle(): Promise<void> {
-    while (this.#tick) await this.#tick;
+    await this.#loop.idle();
   }
 
   /** `concurrency` claim loops, each taking bundles until none is queued. */
   async #work(): Promise<void> {
-    await Promise.all(Array.from({ length: this.#options.concurrency }, () => this.#loop()));
+    await Promise.all(Array.from({ length: this.#options.concurrency }, () => this.#claimLoop()));
   }
 
-  async #loop(): Promise<void> {
-    while (this.#running) {
+  async #claimLoop(): Promise<void> {
+    while (this.#loop.running) {
       const at = this.#deps.now();
       const claimed = await this.#jobs.claim(at, new Date(at.getTime() + this.#options.timeoutMs + LEASE_MARGIN_MS));
       if (!claimed) return;

@@ -6,6 +6,7 @@
 // replica runs one; on PostgreSQL a replay's row is locked while it is fed, so replicas take
 // turns, and the rate (counted from the row's fed_at) holds for all of them together.
 
+import { BackgroundLoop } from '../background-loop.ts';
 import type { ReplaysRepository } from './replays-repository.ts';
 
 export interface ReplayFeederOptions {
@@ -37,40 +38,33 @@ export function feedBudget(rate: number, fedAt: string | null, nowMs: number, in
 export class ReplayFeeder {
   private readonly deps: ReplayFeederDeps;
   private readonly options: ReplayFeederOptions;
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
-  private ticking: Promise<void> = Promise.resolve();
+  private readonly loop: BackgroundLoop;
 
   constructor(deps: ReplayFeederDeps, options: ReplayFeederOptions) {
     this.deps = deps;
     this.options = options;
+    this.loop = new BackgroundLoop(() => this.pass(), {
+      what: 'feeding webhook replays',
+      retryMs: options.idleMs,
+      log: deps.log,
+    });
   }
 
   start(): void {
-    this.running = true;
-    this.schedule(0);
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    await this.ticking;
+    await this.loop.stop();
   }
 
   /** A replay was started here: feed it now rather than at the next idle look. */
   wake(): void {
-    if (this.running) this.schedule(0);
+    this.loop.wake();
   }
 
-  private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.ticking = this.tick();
-    }, ms);
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
+  /** Feeds each running replay; the next pass comes after intervalMs while any runs, else idleMs. */
+  private async pass(): Promise<number> {
     let busy = false;
     try {
       const { replays, now } = this.deps;
@@ -85,8 +79,7 @@ export class ReplayFeeder {
       if (fed > 0) this.deps.wakeDeliveries();
     } catch (error) {
       this.deps.log.error({ err: error }, 'feeding webhook replays failed');
-    } finally {
-      if (this.running) this.schedule(busy ? this.options.intervalMs : this.options.idleMs);
     }
+    return busy ? this.options.intervalMs : this.options.idleMs;
   }
 }

@@ -13,6 +13,7 @@
 // queue (delivery-queue.ts) is one implementation per database engine.
 
 import type { Dispatcher } from 'undici';
+import { BackgroundLoop } from '../background-loop.ts';
 import type { WebhookDeliveryTable } from '../db/index.ts';
 import { NO_TRACER, type SpanHandle, type Tracer } from '../tracing/index.ts';
 import type { ClaimedDelivery, DeliveryEndpointRow, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
@@ -101,20 +102,22 @@ export class DeliveryWorker {
   private readonly inflightByEndpoint = new Map<string, number>();
   private stopWatching: (() => Promise<void>) | undefined;
   private inflight = 0;
-  private running = false;
-  private ticking = false;
-  private tickAgain = false;
-  private timer: NodeJS.Timeout | undefined;
-  private woken: NodeJS.Immediate | undefined;
   private readonly endpoints = new Map<string, OpenedEndpoint>();
   private readonly outcomes: AttemptOutcome[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private readonly idle = new Set<() => void>();
 
+  private readonly loop: BackgroundLoop;
+
   constructor(deps: WorkerDeps, options: WorkerOptions) {
     this.deps = deps;
     this.options = options;
+    this.loop = new BackgroundLoop(() => this.pass(), {
+      what: 'claiming webhook deliveries',
+      retryMs: options.pollMs,
+      log: deps.log,
+    });
   }
 
   /**
@@ -125,18 +128,15 @@ export class DeliveryWorker {
    */
   async start(options: { releaseLeases: boolean }): Promise<void> {
     if (options.releaseLeases) await this.deps.queue.releaseAllLeases();
-    this.running = true;
+    this.loop.start();
     this.stopWatching = await this.deps.queue.watch(() => this.wake());
-    this.wake();
   }
 
   /** Stops claiming, waits for attempts in flight and writes their outcomes. */
   async stop(): Promise<void> {
-    this.running = false;
+    await this.loop.stop();
     await this.stopWatching?.();
     this.stopWatching = undefined;
-    if (this.timer) clearTimeout(this.timer);
-    if (this.woken) clearImmediate(this.woken);
     if (this.inflight > 0) await new Promise<void>((resolve) => this.idle.add(resolve));
     await this.flushOutcomes();
   }
@@ -144,43 +144,17 @@ export class DeliveryWorker {
   /**
    * New work or a free slot (a signal was created, a delivery redelivered, an attempt
    * answered): claim once the current turn of the event loop is done, so that everything
-   * that happened in it is claimed together (setImmediate: a timer would wait ≥ 1 ms).
+   * that happened in it is claimed together.
    */
   wake(): void {
-    if (!this.running || this.woken) return;
-    this.woken = setImmediate(() => {
-      this.woken = undefined;
-      void this.tick();
-    });
-    this.woken.unref();
+    this.loop.wake();
   }
 
-  private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), ms);
-    this.timer.unref();
-  }
-
-  private async tick(): Promise<void> {
-    if (!this.running) return;
-    if (this.ticking) {
-      this.tickAgain = true;
-      return;
-    }
-    this.ticking = true;
-    try {
-      do {
-        this.tickAgain = false;
-        const claimed = await this.claim();
-        for (const c of claimed) void this.deliver(c);
-        if (claimed.length > 0) this.tickAgain ||= this.inflight < this.options.concurrency;
-      } while (this.tickAgain && this.running);
-    } catch (error) {
-      this.deps.log.error({ err: error }, 'claiming webhook deliveries failed');
-    } finally {
-      this.ticking = false;
-      if (this.running) this.schedule(this.options.pollMs);
-    }
+  /** Step 1 and the dispatch: again at once while slots are left after a full claim, else after pollMs. */
+  private async pass(): Promise<number> {
+    const claimed = await this.claim();
+    for (const c of claimed) void this.deliver(c);
+    return claimed.length > 0 && this.inflight < this.options.concurrency ? 0 : this.options.pollMs;
   }
 
   /** One claimed delivery through steps 2–4. */
@@ -328,7 +302,7 @@ export class DeliveryWorker {
         // The rows stay leased; the lease expires and they are attempted again (at-least-once).
         this.deps.log.error({ err: error, outcomes: batch.length }, 'recording webhook outcomes failed');
       } finally {
-        if (this.running) this.wake();
+        this.wake();
       }
     });
     return this.flushing;
@@ -341,7 +315,7 @@ export class DeliveryWorker {
       for (const resolve of this.idle) resolve();
       this.idle.clear();
     }
-    if (this.running) this.wake();
+    this.wake();
   }
 
   /**
