@@ -4,7 +4,7 @@
 //   - the kernel: src/'s own files that know no capability — errors, ids, pagination,
 //     route-schemas, request-validation, http-limits, error-responses, fastify-options,
 //     graceful-shutdown, logger, metrics-listener, master-key, data-dir-lock, api-docs,
-//     version, exit-codes, and any new root file not listed as wiring below. A kernel file
+//     background-loop, version, exit-codes, and any new root file not listed as wiring below. A kernel file
 //     imports only other kernel files; it declares the narrow types it takes (HttpLimits,
 //     LogLevel, MetricsAddress) and config.ts composes them.
 //   - the capabilities: every folder of src/ (agents, auth, webhooks, …). A capability
