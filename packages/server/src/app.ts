@@ -6,7 +6,7 @@
 
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { agentRoutes } from './agents/index.ts';
+import { agentKeyLookup, agentRoutes } from './agents/index.ts';
 import { apiDocs } from './api-docs.ts';
 import { auditRoutes } from './audit/index.ts';
 import { authenticateRequests, authRoutes } from './auth/index.ts';
@@ -50,7 +50,11 @@ export async function buildApp(
   bodyDeadline(app, deps.config.limits); // a JSON body arrives within --request-timeout of its headers
   // req.principal from `Authorization: Bearer` or the console's session cookie (then writes
   // are CSRF-checked); routes check it.
-  authenticateRequests(app, { ...deps, csrfKey: deps.masterKey.derive('csrf') });
+  authenticateRequests(app, {
+    ...deps,
+    csrfKey: deps.masterKey.derive('csrf'),
+    agentKeys: agentKeyLookup(deps.db),
+  });
   await apiDocs(app); // /openapi.json and /docs, of every route registered below
 
   // --- capabilities -----------------------------------------------------------------

@@ -4,6 +4,7 @@
 export { deleteCredentialsOf } from './credentials-repository.ts';
 export { type IssuedLink, issuePasswordLink } from './password-links.ts';
 export {
+  type AgentKeyLookup,
   type AgentPrincipal,
   authenticateRequests,
   type Principal,

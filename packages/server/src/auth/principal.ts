@@ -7,7 +7,7 @@
 // is scoped by the principal's tenant.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { type Db, engineOf, pgPool, type Role, withStatements } from '../db/index.ts';
+import type { Db, Role } from '../db/index.ts';
 import { forbidden, unauthorized } from '../errors.ts';
 import { checkCsrf, csrfToken } from './csrf.ts';
 import { hashSecret, secretKind } from './secrets.ts';
@@ -45,69 +45,23 @@ export type TenantUser = UserPrincipal & { tenantId: string };
 
 const BEARER = /^Bearer ([A-Za-z0-9_-]{10,200})$/;
 
-/** An agent's last_seen_at is written when it is older than this: one write a minute per busy agent. */
-export const AGENT_SEEN_INTERVAL_MS = 60_000;
+/** The live agent of an API key hash, marked seen at `at` (the agents capability answers it). */
+export type AgentKeyLookup = (keyHash: string, at: Date) => Promise<AgentPrincipal | undefined>;
 
 export async function resolvePrincipal(
-  db: Db,
+  deps: { db: Db; now: () => Date; agentKeys: AgentKeyLookup },
   authorization: string | undefined,
-  now: () => Date = () => new Date(),
 ): Promise<Principal | undefined> {
+  const { db, now, agentKeys } = deps;
   if (!authorization) return undefined;
   const m = BEARER.exec(authorization);
   if (!m) throw unauthorized('the Authorization header must be "Bearer <token>"');
   const secret = m[1];
   const hash = hashSecret(secret);
   switch (secretKind(secret)) {
-    case 'agentKey': {
-      // Every agent request resolves here: prepared SQL on either engine, not a query built per
-      // call (building it costs more than running it). last_seen_at is written at most once a
-      // minute per agent.
-      type AgentRow = {
-        id: string;
-        tenant_id: string;
-        hostname: string;
-        environment: string;
-        last_seen_at: string | null;
-      };
-      const at = now();
-      const stale = (agent: AgentRow) =>
-        agent.last_seen_at === null || at.getTime() - Date.parse(agent.last_seen_at) >= AGENT_SEEN_INTERVAL_MS;
-      let agent: AgentRow | undefined;
-      if (engineOf(db) === 'sqlite')
-        agent = await withStatements(db, (sql) => {
-          const row = sql.get<AgentRow>(
-            'select id, tenant_id, hostname, environment, last_seen_at from agents where api_key_hash = ? and revoked_at is null',
-            hash,
-          );
-          if (row && stale(row)) sql.run('update agents set last_seen_at = ? where id = ?', at.toISOString(), row.id);
-          return row;
-        });
-      else {
-        agent = (
-          await pgPool(db).query<AgentRow>({
-            name: 'guard_agent_by_key',
-            text: 'select id, tenant_id, hostname, environment, last_seen_at from agents where api_key_hash = $1 and revoked_at is null',
-            values: [hash],
-          })
-        ).rows[0];
-        if (agent && stale(agent))
-          await pgPool(db).query({
-            name: 'guard_agent_seen',
-            text: 'update agents set last_seen_at = $1 where id = $2',
-            values: [at.toISOString(), agent.id],
-          });
-      }
-      return (
-        agent && {
-          kind: 'agent',
-          agentId: agent.id,
-          tenantId: agent.tenant_id,
-          hostname: agent.hostname,
-          environment: agent.environment,
-        }
-      );
-    }
+    case 'agentKey':
+      // The agents capability reads the key's agent (and marks it seen): agents/agent-keys.ts.
+      return agentKeys(hash, now());
     case 'userToken': {
       const user = await db
         .selectFrom('api_tokens')
@@ -141,6 +95,8 @@ export interface AuthDeps {
   publicUrl: () => string;
   /** Key of the CSRF tokens (csrf.ts). */
   csrfKey: Buffer;
+  /** Who an agent key belongs to (the agents capability: agents/agent-keys.ts). */
+  agentKeys: AgentKeyLookup;
 }
 
 /** The console's origin (scheme, host, port of the public URL), which cookie-authenticated writes must come from. */
@@ -200,7 +156,7 @@ export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void
   app.addHook('preHandler', async (req, reply) => {
     const authorization = req.headers.authorization;
     if (authorization !== undefined) {
-      req.principal = await resolvePrincipal(deps.db, authorization, deps.now);
+      req.principal = await resolvePrincipal(deps, authorization);
       return;
     }
     if (req.routeOptions.config?.cookieless) return;
