@@ -361,9 +361,15 @@ function schedule(text: string): number[] {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/**
+ * The whole vocabulary of guard-server's flags, checked token by token in our own words (every
+ * command takes every setting). `commandAt`: where in argv the first positional (the command)
+ * stands, or -1.
+ */
 export function parseServerArgs(argv: string[]): {
   values: Record<string, string | boolean | undefined>;
   positionals: string[];
+  commandAt: number;
 } {
   const options: Record<string, { type: 'string' | 'boolean'; short?: string }> = {
     config: { type: 'string' },
@@ -391,7 +397,12 @@ export function parseServerArgs(argv: string[]): {
     if (spec.type === 'string' && (t.value === undefined || (!t.inlineValue && /^-./.test(t.value))))
       throw new ConfigError(`${t.rawName} needs a value`);
   }
-  return { values: values as Record<string, string | boolean | undefined>, positionals };
+  const command = tokens.find((t) => t.kind === 'positional');
+  return {
+    values: values as Record<string, string | boolean | undefined>,
+    positionals,
+    commandAt: command ? command.index : -1,
+  };
 }
 
 export function loadServerConfig(

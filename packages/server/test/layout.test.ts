@@ -12,7 +12,8 @@
 //     own types (AgentsDeps, WebhooksDeps, …) and owns the type of its settings
 //     (db/settings.ts, tracing/settings.ts, auth/settings.ts); it never imports the wiring.
 //   - the wiring: WIRING below — the entry point, the config loader, AppDeps and the files that
-//     open and compose the capabilities (server.ts, app.ts, setup, data transfer, health).
+//     open and compose the capabilities (server.ts, app.ts, setup, data transfer, health) —
+//     and the folders of WIRING_FOLDERS (cli/: the entry point's commands).
 // Rules: each capability folder has a narrow index.ts and code outside a folder imports only
 // that index; capability folders import each other without a cycle; no two files of src/
 // import each other round a circle, type-only imports included; no capability imports the
@@ -31,8 +32,17 @@ const SERVER_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SRC = join(SERVER_DIR, 'src');
 const REPO = resolve(SERVER_DIR, '..', '..');
 
-/** Every folder of src/ is a capability; src/'s own files are the kernel below them or the wiring above. */
-const capabilities = readdirSync(SRC).filter((name) => statSync(join(SRC, name)).isDirectory());
+/**
+ * The folders of the wiring: cli/ holds main.ts's commands, one file per command (they load the
+ * config and open server.ts, setup.ts, data-transfer.ts), so it sits beside main.ts at the top,
+ * not among the capabilities. It may import anything; no capability or kernel file may import it.
+ */
+const WIRING_FOLDERS = ['cli'];
+
+/** Every other folder of src/ is a capability; src/'s own files are the kernel below them or the wiring above. */
+const capabilities = readdirSync(SRC).filter(
+  (name) => statSync(join(SRC, name)).isDirectory() && !WIRING_FOLDERS.includes(name),
+);
 
 /** The root files that compose the capabilities; every other root file is kernel. */
 const WIRING = ['app.ts', 'config.ts', 'data-transfer.ts', 'deps.ts', 'health.ts', 'main.ts', 'server.ts', 'setup.ts'];
@@ -43,7 +53,7 @@ type Layer = 'kernel' | 'capability' | 'wiring';
 function layerOf(path: string): Layer | undefined {
   const rel = relative(SRC, path);
   if (rel.startsWith('..')) return undefined;
-  if (rel.includes(sep)) return 'capability';
+  if (rel.includes(sep)) return WIRING_FOLDERS.includes(rel.split(sep)[0]) ? 'wiring' : 'capability';
   return WIRING.includes(rel) ? 'wiring' : 'kernel';
 }
 
@@ -239,6 +249,9 @@ test('an upward import is reported; a downward one is not', () => {
   assert.equal(upwardImportsOf(logger, [join(SRC, 'db', 'index.ts')]).length, 1);
   assert.deepEqual(upwardImportsOf(logger, [errors]), []);
   assert.deepEqual(upwardImportsOf(join(SRC, 'server.ts'), [routes, deps, logger]), []);
+  const command = join(SRC, 'cli', 'serve.ts');
+  assert.deepEqual(upwardImportsOf(command, [join(SRC, 'config.ts'), join(SRC, 'db', 'index.ts')]), []);
+  assert.equal(upwardImportsOf(routes, [command]).length, 1);
 });
 
 test('an import circle is found whatever its length, and a chain is not one', () => {

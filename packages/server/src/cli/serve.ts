@@ -1,0 +1,121 @@
+// `guard-server [serve]`: runs the service, the default command. Prints where it listens and
+// what to do next; SIGTERM or SIGINT stops it gracefully, SIGHUP re-reads --tls-cert/--tls-key.
+// Its outcome is the promise of the exit once stopped: main.ts ends the process.
+
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type Command, Option } from 'commander';
+import type { ServerConfig } from '../config.ts';
+import type { ExitName } from '../exit-codes.ts';
+import { SERVER_VERSION } from '../version.ts';
+import { describeCommand } from './help.ts';
+import { failure, type Outcome, type Settle } from './outcome.ts';
+import { addSettingOptions, serverConfigOf } from './settings-options.ts';
+
+export function addServeCommand(program: Command, settle: Settle): void {
+  const command = program
+    .command('serve', { isDefault: true })
+    .summary('run the service (the default command)')
+    .usage('[serve] [options]')
+    .description(
+      `Runs the service: the /v1 API, bundle uploads, webhook delivery. SIGTERM or SIGINT stops it:
+in-flight requests finish, then it exits 0. With --tls-cert/--tls-key, SIGHUP re-reads the
+certificate and key without dropping a connection.`,
+    );
+  addSettingOptions(command, 'table').addOption(new Option('-V, --version', 'print the version'));
+  describeCommand(command, {
+    synopsis: '[serve] [options]',
+    notes: `Flags win over environment variables, which win over the config file. Extra CAs for
+webhook TLS: NODE_EXTRA_CA_CERTS.`,
+    docs: 'docs/guard-server.md',
+  }).action(async () => settle(await runServeCommand(serverConfigOf(command))));
+}
+
+/** How to run the repository's binaries from the current directory. */
+function bin(which: 'server' | 'agent'): string {
+  const path = fileURLToPath(new URL(`../../../${which}/bin/guard-${which}`, import.meta.url));
+  const rel = relative(process.cwd(), path);
+  return rel.startsWith('..') ? path : rel;
+}
+
+/** Why `listen` failed, in the operator's words; undefined when it was not `listen` that failed. */
+function listenFailure(error: unknown, config: ServerConfig): string | undefined {
+  const e = error as NodeJS.ErrnoException;
+  if (e?.name === 'MetricsListenError') return e.message; // worded by metrics-listener.ts
+  if (e?.syscall !== 'listen' && e?.syscall !== 'getaddrinfo') return undefined;
+  const address = `${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  const reasons: Record<string, string> = {
+    EADDRINUSE: 'the address is already in use (is another guard-server running?)',
+    EACCES:
+      config.port < 1024
+        ? 'permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE)'
+        : 'permission denied',
+    EADDRNOTAVAIL: 'the address is not one of this host (check --listen)',
+    ENOTFOUND: 'the host name does not resolve (check --listen)',
+    EAI_AGAIN: 'the host name does not resolve (check --listen)',
+  };
+  return `cannot listen on ${address}: ${reasons[e.code ?? ''] ?? e.message}`;
+}
+
+async function runServeCommand(config: ServerConfig): Promise<Outcome> {
+  const { startServer } = await import('../server.ts');
+  // The API answers as soon as it listens, before the start is done (the delivery worker, on
+  // PostgreSQL its LISTEN connection): a SIGTERM or SIGINT from then on is a graceful stop,
+  // carried out once the start is done.
+  let signalled: string | undefined;
+  let onSignal = (signal: string) => {
+    signalled ??= signal;
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer(config);
+  } catch (error) {
+    const listen = listenFailure(error, config);
+    if (listen === undefined) return failure('cannot start', error, config);
+    process.stderr.write(`guard-server: ${listen}\n`);
+    return 'listen';
+  }
+  server.app.log.info({ url: server.url, dataDir: config.dataDir }, 'guard-server listening');
+  process.stderr.write(
+    `\nguard-server ${SERVER_VERSION} is listening on ${server.url}\n` +
+      `  console:        ${server.url}/console/ (sign in with the admin_email and admin_password setup prints)\n` +
+      `  API reference:  ${server.url}/docs (OpenAPI document: ${server.url}/openapi.json)\n` +
+      `  health:         ${server.url}/healthz, ready: ${server.url}/readyz\n` +
+      `  metrics:        ${server.metricsUrl ?? 'not served (--metrics-listen)'}\n` +
+      `  data dir:       ${config.dataDir}\n` +
+      `  database:       ${config.database.engine === 'postgres' ? `PostgreSQL ${config.database.display}` : `SQLite ${join(config.dataDir, 'guard.db')}`}\n` +
+      'Next:\n' +
+      `  create a tenant:   ${bin('server')} setup ${config.database.engine === 'postgres' ? `--database ${config.database.display}` : `--data-dir ${config.dataDir}`} --json\n` +
+      `  enroll an agent:   ${bin('agent')} enroll --url ${server.url} --token-file FILE\n` +
+      `  collect, upload:   ${bin('agent')} support-bundle collect; ${bin('agent')} support-bundle upload BUNDLE\n` +
+      '  (or `npm run demo` for the whole round trip on a throw-away server)\n\n',
+  );
+  const running = Promise.withResolvers<ExitName>();
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    server.app.log.info({ signal }, 'shutting down');
+    server.close().then(
+      () => running.resolve('ok'),
+      (error) => {
+        server.app.log.error({ err: error }, 'shutdown failed');
+        running.resolve('failure');
+      },
+    );
+  };
+  // SIGHUP re-reads --tls-cert/--tls-key (a renewed certificate) without dropping a connection;
+  // a pair that cannot be used is logged and the one in use stays.
+  const { reloadTls } = server;
+  if (reloadTls)
+    process.on('SIGHUP', () => {
+      reloadTls().catch((error) =>
+        server.app.log.error({ err: error }, 'TLS reload failed; the certificate in use stays'),
+      );
+    });
+  onSignal = stop;
+  if (signalled) stop(signalled);
+  return { running: running.promise };
+}
