@@ -33,16 +33,15 @@ import { SignalOutbox } from './signals/index.ts';
 import { NO_TRACER, startTracing, type Tracer } from './tracing/index.ts';
 import {
   createDeliveryAgent,
+  createDeliveryQueue,
   createMetrics,
   DeliveryWorker,
   ensurePartitions,
   eraseExpiredSecrets,
-  PostgresDeliveryQueue,
   pruneDeliveries,
   pruneEndpointStats,
   ReplayFeeder,
   ReplaysRepository,
-  SqliteDeliveryQueue,
   sealPlaintextHeaders,
 } from './webhooks/index.ts';
 
@@ -87,7 +86,7 @@ export async function openDeps(
   });
   const metrics = createMetrics(db, now);
   const w = config.webhook;
-  const queue = engineOf(db) === 'postgres' ? new PostgresDeliveryQueue(db) : new SqliteDeliveryQueue(db);
+  const queue = createDeliveryQueue(db);
   const worker = new DeliveryWorker(
     {
       queue,

@@ -21,7 +21,8 @@
 //   like a due one. No replica ever releases leases wholesale: the others hold live ones.
 // - recordOutcomes: one transaction; the endpoints' rows are locked first (in id order, the
 //   order every writer of an endpoint and its deliveries takes), their health read, the
-//   policy decides in memory, and one statement writes every delivery, attempt and streak.
+//   shared planner decides in memory (outcome-plan.ts), and one statement writes every
+//   delivery, attempt and streak.
 //
 // Hot paths, so SQL text runs as named prepared statements on the pool's connections (no
 // query building), as the SQLite queue runs prepared statements.
@@ -42,9 +43,10 @@ import type {
   RecordedOutcomes,
 } from './delivery-queue.ts';
 import { answerLikeEarlier, idempotencyKeyOf } from './delivery-queue.ts';
-import { type AttemptCounts, countAttempt, healthAfter, lastErrorOf } from './endpoint-health.ts';
-import { type Announcement, announce, type EventEndpoint, noteAnnouncement } from './operational-events.ts';
-import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
+import type { AttemptCounts } from './endpoint-health.ts';
+import { announce, type EventEndpoint } from './operational-events.ts';
+import { planOutcomes, recordedOf } from './outcome-plan.ts';
+import type { AttemptOutcome, EndpointHealth } from './outcome-policy.ts';
 import { advance, allowance, nextAllowedMs, RateWakeups } from './rate-limit.ts';
 import { EVENT_BITS, eventBitOf } from './subscriptions.ts';
 
@@ -443,9 +445,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         failing_alerted: number | null;
         is_endpoint: boolean;
       }>(q('guard_lock_health', SQL_LOCK_HEALTH, [endpointIds, outcomes.map((o) => o.delivery.id)]));
-      // An outcome whose delivery is gone writes nothing, and moves no endpoint's health,
-      // which moves as the batch goes, as on SQLite.
-      const health = new Map<string, EndpointHealth | undefined>();
+      const health = new Map<string, EndpointHealth>();
       const existing = new Set<string>();
       for (const r of found.rows)
         if (r.is_endpoint)
@@ -456,11 +456,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
             alertedPercent: r.failing_alerted ?? 0,
           });
         else existing.add(r.id);
-      const decisions: (OutcomeDecision | undefined)[] = [];
-      const streaks = new Set<string>();
-      const disabling = new Map<string, { reason: string; at: string }>();
-      const announcements = new Map<string, Announcement>();
-      const stats: AttemptCounts = new Map();
+      const plan = planOutcomes(outcomes, { health, existing }, policy);
       const d = {
         id: [] as string[],
         kind: [] as string[],
@@ -485,15 +481,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         traceparent: [] as (string | null)[],
         signal: [] as string[],
       };
-      for (const o of outcomes) {
-        const endpointId = o.delivery.endpoint_id;
-        const endpoint = health.get(endpointId);
-        if (!existing.has(o.delivery.id)) {
-          decisions.push(undefined);
-          continue;
-        }
-        const decision = policy(o, endpoint);
-        const u = decision.delivery;
+      for (const { outcome: o, update: u, attempt: at } of plan.deliveries) {
         d.id.push(o.delivery.id);
         d.kind.push(u.kind);
         d.state.push(u.kind === 'succeeded' ? 'succeeded' : u.kind === 'retry' ? 'pending' : 'failed');
@@ -502,7 +490,6 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         d.lastError.push(u.kind === 'succeeded' ? null : u.lastError);
         d.nextAttemptAt.push(u.kind === 'retry' ? u.nextAttemptAt : null);
         d.completedAt.push(u.kind === 'retry' ? null : u.completedAt);
-        const at = decision.attempt;
         if (at) {
           a.id.push(timeOrderedUuid(Date.parse(at.startedAt)));
           a.deliveryId.push(o.delivery.id);
@@ -517,22 +504,6 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
           a.signal.push(o.delivery.signal_id);
           a.traceparent.push(o.sent?.traceparent ?? null);
         }
-        if (endpoint) {
-          const next = healthAfter(endpoint, decision);
-          if (next !== endpoint) {
-            health.set(endpointId, next);
-            streaks.add(endpointId);
-          }
-          countAttempt(stats, endpointId, decision);
-          noteAnnouncement(
-            announcements,
-            endpointId,
-            { ...decision, lastError: lastErrorOf(decision) },
-            o.startedAt.toISOString(),
-          );
-        }
-        if (endpoint && decision.disable) disabling.set(endpointId, decision.disable);
-        decisions.push(decision);
       }
       if (d.id.length > 0) {
         await client.query(
@@ -554,20 +525,20 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
             a.status,
             a.error,
             a.excerpt,
-            ...streakColumns(streaks, health),
-            ...statsColumns(stats),
+            ...streakColumns(plan.health),
+            ...statsColumns(plan.counts),
             a.signature,
             a.traceparent,
             a.signal,
           ]),
         );
       }
-      for (const [endpointId, { reason, at }] of disabling) {
+      for (const [endpointId, { reason, at }] of plan.disable) {
         await client.query(q('guard_disable_endpoint', SQL_DISABLE_ENDPOINT, [endpointId, reason, at]));
         await client.query(q('guard_fail_pending', SQL_FAIL_PENDING, [endpointId, at]));
       }
       // Announced after the disabling, so a disabled endpoint is not among the receivers.
-      for (const an of announcements.values()) {
+      for (const an of plan.announcements) {
         const e = (await client.query<EventEndpoint>(q('guard_event_endpoint', SQL_EVENT_ENDPOINT, [an.endpointId])))
           .rows[0];
         if (!e) continue;
@@ -591,9 +562,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
             ]),
           );
       }
-      const disabled = new Map<string, string>();
-      for (const [endpointId, { reason }] of disabling) disabled.set(endpointId, reason);
-      return { decisions, disabled };
+      return recordedOf(plan);
     }, false);
   }
 
@@ -760,8 +729,8 @@ async function insertBatch(
 }
 
 /** The streak columns ($18–$21) of the endpoints whose health the batch changed. */
-function streakColumns(changed: Set<string>, health: Map<string, EndpointHealth | undefined>) {
-  const rows = [...changed].map((id) => [id, health.get(id) as EndpointHealth] as const);
+function streakColumns(health: Map<string, EndpointHealth>) {
+  const rows = [...health];
   return [
     rows.map(([id]) => id),
     rows.map(([, h]) => h.failingSince),

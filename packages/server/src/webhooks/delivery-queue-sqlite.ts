@@ -20,21 +20,9 @@ import type {
   OutcomePolicy,
   RecordedOutcomes,
 } from './delivery-queue.ts';
-import { type AttemptCounts, countAttempt, healthAfter, lastErrorOf } from './endpoint-health.ts';
-import {
-  type Announcement,
-  announce,
-  type EventEndpoint,
-  noteAnnouncement,
-  type SystemAuditRow,
-} from './operational-events.ts';
-import type {
-  AttemptOutcome,
-  AttemptRecord,
-  DeliveryUpdate,
-  EndpointHealth,
-  OutcomeDecision,
-} from './outcome-policy.ts';
+import { announce, type EventEndpoint, type SystemAuditRow } from './operational-events.ts';
+import { type OutcomeReads, planOutcomes, recordedOf } from './outcome-plan.ts';
+import type { AttemptOutcome, AttemptRecord, DeliveryUpdate, EndpointHealth } from './outcome-policy.ts';
 import { advance, allowance, nextAllowedMs, RateWakeups } from './rate-limit.ts';
 import { EVENT_BITS, eventBitOf } from './subscriptions.ts';
 
@@ -97,6 +85,7 @@ const SQL_EVENT_ENDPOINTS = `
 const SQL_HEALTH = 'select enabled, failing_since, failure_streak, failing_alerted from webhook_endpoints where id = ?';
 const SQL_EVENT_ENDPOINT =
   'select id, tenant_id, name, url, failing_since, failure_streak from webhook_endpoints where id = ?';
+const SQL_DELIVERY_EXISTS = 'select 1 as found from webhook_deliveries where id = ?';
 
 export class SqliteDeliveryQueue implements DeliveryQueue {
   private readonly db: Db;
@@ -208,58 +197,12 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
 
   recordOutcomes(outcomes: readonly AttemptOutcome[], policy: OutcomePolicy): Promise<RecordedOutcomes> {
     return writeTransaction(this.db, (sql) => {
-      // Each endpoint's health is read once per batch and kept up to date as the batch changes it.
-      const health = new Map<string, EndpointHealth | undefined>();
-      const healthChanged = new Set<string>();
-      const decisions: (OutcomeDecision | undefined)[] = [];
-      const disabling = new Map<string, { reason: string; at: string }>();
-      const announcements = new Map<string, Announcement>();
-      const stats: AttemptCounts = new Map();
-      for (const o of outcomes) {
-        const endpointId = o.delivery.endpoint_id;
-        let endpoint = health.get(endpointId);
-        if (!health.has(endpointId)) {
-          const row = sql.get<{
-            enabled: number;
-            failing_since: string | null;
-            failure_streak: number;
-            failing_alerted: number;
-          }>(SQL_HEALTH, endpointId);
-          endpoint = row && {
-            enabled: row.enabled === 1,
-            failingSince: row.failing_since,
-            failureStreak: row.failure_streak,
-            alertedPercent: row.failing_alerted,
-          };
-          health.set(endpointId, endpoint);
-        }
-        const decision = policy(o, endpoint);
-        // The delivery row first: only a delivery that still exists (its endpoint was not
-        // deleted meanwhile) gets an attempt row and moves its endpoint's health.
-        if (updateDelivery(sql, o.delivery.id, decision.delivery) === 0) {
-          decisions.push(undefined);
-          continue;
-        }
-        if (decision.attempt) insertAttempt(sql, o, decision.attempt);
-        if (endpoint) {
-          const next = healthAfter(endpoint, decision);
-          if (next !== endpoint) {
-            health.set(endpointId, next);
-            healthChanged.add(endpointId);
-          }
-          if (decision.attempt) countAttempt(stats, endpointId, decision);
-          noteAnnouncement(
-            announcements,
-            endpointId,
-            { ...decision, lastError: lastErrorOf(decision) },
-            o.startedAt.toISOString(),
-          );
-        }
-        if (decision.disable) disabling.set(endpointId, decision.disable);
-        decisions.push(decision);
+      const plan = planOutcomes(outcomes, readForOutcomes(sql, outcomes), policy);
+      for (const { outcome, update, attempt } of plan.deliveries) {
+        updateDelivery(sql, outcome.delivery.id, update);
+        if (attempt) insertAttempt(sql, outcome, attempt);
       }
-      for (const endpointId of healthChanged) {
-        const h = health.get(endpointId) as EndpointHealth;
+      for (const [endpointId, h] of plan.health)
         sql.run(
           'update webhook_endpoints set failing_since = ?, failure_streak = ?, failing_alerted = ? where id = ?',
           h.failingSince,
@@ -267,8 +210,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
           h.alertedPercent,
           endpointId,
         );
-      }
-      for (const c of stats.values())
+      for (const c of plan.counts.values())
         sql.run(
           `insert into webhook_endpoint_stats (endpoint_id, hour, succeeded, failed) values (?, ?, ?, ?)
            on conflict (endpoint_id, hour) do update set succeeded = succeeded + excluded.succeeded,
@@ -278,7 +220,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
           c.succeeded,
           c.failed,
         );
-      for (const [endpointId, { reason, at }] of disabling) {
+      for (const [endpointId, { reason, at }] of plan.disable) {
         sql.run(
           'update webhook_endpoints set enabled = 0, disabled_reason = ?, updated_at = ? where id = ?',
           reason,
@@ -294,18 +236,41 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
         );
       }
       // Announced after the disabling, so a disabled endpoint is not among the receivers.
-      for (const a of announcements.values()) {
+      for (const a of plan.announcements) {
         const e = sql.get<EventEndpoint>(SQL_EVENT_ENDPOINT, a.endpointId);
         if (!e) continue;
         const { events, audit } = announce(e, a);
         for (const event of events) insertSignal(sql, event, undefined, e.id);
         for (const row of audit) insertAudit(sql, row);
       }
-      const disabled = new Map<string, string>();
-      for (const [endpointId, { reason }] of disabling) disabled.set(endpointId, reason);
-      return { decisions, disabled };
+      return recordedOf(plan);
     });
   }
+}
+
+/** The rows a batch of outcomes is decided on: its endpoints' health and which of its deliveries still exist. */
+function readForOutcomes(sql: Statements, outcomes: readonly AttemptOutcome[]): OutcomeReads {
+  const health = new Map<string, EndpointHealth>();
+  const existing = new Set<string>();
+  for (const o of outcomes) {
+    if (sql.get(SQL_DELIVERY_EXISTS, o.delivery.id)) existing.add(o.delivery.id);
+    const endpointId = o.delivery.endpoint_id;
+    if (health.has(endpointId)) continue;
+    const row = sql.get<{
+      enabled: number;
+      failing_since: string | null;
+      failure_streak: number;
+      failing_alerted: number;
+    }>(SQL_HEALTH, endpointId);
+    if (row)
+      health.set(endpointId, {
+        enabled: row.enabled === 1,
+        failingSince: row.failing_since,
+        failureStreak: row.failure_streak,
+        alertedPercent: row.failing_alerted,
+      });
+  }
+  return { health, existing };
 }
 
 function insertAudit(sql: Statements, a: SystemAuditRow): void {

@@ -13,8 +13,7 @@ import { openTestDatabase, TEST_ENGINE, type TestDatabase } from '../../test/tes
 import type { Db, SignalTable } from '../db/index.ts';
 import { timeOrderedId } from '../ids.ts';
 import type { ClaimedDelivery, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
-import { PostgresDeliveryQueue } from './delivery-queue-postgres.ts';
-import { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
+import { createDeliveryQueue } from './delivery-queue-engine.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
 import { NEW_ENDPOINT_DEFAULTS } from './subscriptions.ts';
 
@@ -27,8 +26,8 @@ interface Engine {
 
 const ENGINES: Engine[] = [
   TEST_ENGINE === 'postgres'
-    ? { name: 'PostgreSQL', shared: true, queueOf: (db) => new PostgresDeliveryQueue(db) }
-    : { name: 'SQLite', shared: false, queueOf: (db) => new SqliteDeliveryQueue(db) },
+    ? { name: 'PostgreSQL', shared: true, queueOf: createDeliveryQueue }
+    : { name: 'SQLite', shared: false, queueOf: createDeliveryQueue },
 ];
 
 const T0 = new Date('2026-11-21T12:00:00.000Z');
@@ -499,6 +498,22 @@ for (const engine of ENGINES) {
             ['e4', null],
           ],
         );
+      });
+
+      it('asks the policy only about deliveries that still exist', async () => {
+        const [gone] = await enqueue(signal('t1'), 'e1');
+        const [kept] = await enqueue(signal('t1'), 'e2');
+        const claimed = await claim(T0);
+        await db.deleteFrom('webhook_deliveries').where('id', '=', gone).execute();
+        const asked: string[] = [];
+        await queue.recordOutcomes(
+          claimed.map((c) => outcomeOf(c.delivery)),
+          (o) => {
+            asked.push(o.delivery.id);
+            return retry(o, at(1000));
+          },
+        );
+        assert.deepEqual(asked, [kept]);
       });
 
       it('disables an endpoint the policy disables, failing its pending deliveries, after the whole batch', async () => {

@@ -9,8 +9,10 @@
 // - an outcome is written only to a delivery that still exists, in one transaction with its
 //   attempt row and the endpoint's health, and releases the lease.
 // The decisions (retry time, failed, endpoint streak and disabling) are not the queue's: they
-// come from a pure policy (outcome-policy.ts) that the queue calls with the endpoint's health
-// as read inside the recording transaction.
+// come from a pure policy (outcome-policy.ts), which one pure planner shared by both engines
+// (outcome-plan.ts) calls with the endpoint's health as read inside the recording
+// transaction; each queue only reads the rows the plan needs and writes what it comes to.
+// createDeliveryQueue (delivery-queue-engine.ts) picks the implementation of a database.
 
 import type { SignalTable, WebhookDeliveryTable, WebhookEndpointTable } from '../db/index.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';

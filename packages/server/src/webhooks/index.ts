@@ -3,6 +3,7 @@
 
 export { ensurePartitions } from './delivery-partitions-postgres.ts';
 export type { DeliveryQueue, EnqueueResult, OutboxEntry } from './delivery-queue.ts';
+export { createDeliveryQueue } from './delivery-queue-engine.ts';
 export { PostgresDeliveryQueue } from './delivery-queue-postgres.ts';
 export { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
 export { sealPlaintextHeaders } from './endpoint-headers.ts';
