@@ -704,7 +704,10 @@ describe('retries and failures', () => {
 
   it('enforces the delivery timeout: an attempt to a receiver that never answers fails after about webhook-timeout-ms', async () => {
     const silent = await Receiver.start(tls);
+    // A server of its own with a 1 s attempt timeout (the harness's is the service's 10 s).
+    const server = await startWebhookServer({ caPem: tls.caPem, flags: { 'webhook-timeout-ms': '1000' } });
     try {
+      const t = await newTenant(server);
       silent.on('/silent', () => 'hang');
       const e = await createEndpoint(server, t.adminToken, { url: silent.url('/silent') });
       await createSignal(server, t.agentKey);
@@ -728,6 +731,7 @@ describe('retries and failures', () => {
       await apiCall(server, 'PATCH', `/v1/webhooks/endpoints/${e.id}`, t.adminToken, { enabled: false });
       await waitForDelivery(server, t.adminToken, d0.id, (x) => x.state === 'failed', 'to fail', 15_000);
     } finally {
+      await server.close();
       await silent.close();
     }
   });
