@@ -45,6 +45,19 @@ const user = (id: string, tenant: string | null, email: string) => ({
   last_login_at: null,
 });
 
+const session = (id: string, userId: string) => ({
+  id,
+  user_id: userId,
+  token_hash: `hash-${id}`,
+  created_at: at,
+  last_seen_at: at,
+  idle_expires_at: at,
+  expires_at: at,
+  revoked_at: null,
+  ip: '127.0.0.1',
+  user_agent: 'test',
+});
+
 async function refused(what: string, write: Promise<unknown>, unique = true): Promise<void> {
   await assert.rejects(write, (error: unknown) => !unique || isUniqueViolation(error), what);
 }
@@ -63,21 +76,7 @@ describe('migration 0015: emails unique per tenant', () => {
           user('u_s', null, 'staff@example.com'),
         ])
         .execute();
-      await db
-        .insertInto('sessions')
-        .values({
-          id: 'ses_1',
-          user_id: 'u_1',
-          token_hash: 'h1',
-          created_at: at,
-          last_seen_at: at,
-          idle_expires_at: at,
-          expires_at: at,
-          revoked_at: null,
-          ip: '127.0.0.1',
-          user_agent: 'test',
-        })
-        .execute();
+      await db.insertInto('sessions').values(session('ses_1', 'u_1')).execute();
       await refused(
         'before: an email once across tenants',
         db
@@ -125,21 +124,7 @@ describe('migration 0015: emails unique per tenant', () => {
       // The foreign keys still hold: a session of no user, a user of no tenant.
       await refused(
         'a session of no user',
-        db
-          .insertInto('sessions')
-          .values({
-            id: 'ses_2',
-            user_id: 'nobody',
-            token_hash: 'h2',
-            created_at: at,
-            last_seen_at: at,
-            idle_expires_at: at,
-            expires_at: at,
-            revoked_at: null,
-            ip: '127.0.0.1',
-            user_agent: 'test',
-          })
-          .execute(),
+        db.insertInto('sessions').values(session('ses_2', 'nobody')).execute(),
         false,
       );
       await refused(
