@@ -2,7 +2,7 @@
 // session ended, so the session entry is cleared and the sign-in form takes the page's place.
 
 import { MutationCache, QueryCache, QueryClient } from '@tanstack/react-query';
-import { SESSION_ENDED_KEY, SESSION_KEY } from '../features/auth/api/session.ts';
+import { SESSION_ENDED_KEY, SESSION_KEY } from '../features/auth/index.ts';
 import { ApiError, setCsrfToken } from '../lib/api-client.ts';
 
 export function createQueryClient(): QueryClient {

@@ -6,9 +6,16 @@ import { useQueryClient } from '@tanstack/react-query';
 import { Outlet, useNavigate } from 'react-router';
 import { AppShell, type NavItem } from '../components/layouts/app-shell.tsx';
 import { ErrorNotice } from '../components/query-states.tsx';
-import { SESSION_ENDED_KEY } from '../features/auth/api/session.ts';
-import { can, type Role, SignInPage, UserContext, useSession, useSignOut } from '../features/auth/index.ts';
-import { FailingEndpointsBanner } from '../features/webhooks/components/failing-banner.tsx';
+import {
+  can,
+  type Role,
+  SESSION_ENDED_KEY,
+  SignInPage,
+  UserContext,
+  useSession,
+  useSignOut,
+} from '../features/auth/index.ts';
+import { FailingEndpointsBanner } from '../features/webhooks/index.ts';
 
 function navFor(role: Role): NavItem[] {
   const items: NavItem[] = [];

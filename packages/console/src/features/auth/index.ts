@@ -1,5 +1,12 @@
 // What other features and the app use of authentication.
-export { type Session, type SessionUser, useSession, useSignOut } from './api/session.ts';
+export {
+  SESSION_ENDED_KEY,
+  SESSION_KEY,
+  type Session,
+  type SessionUser,
+  useSession,
+  useSignOut,
+} from './api/session.ts';
 export { Gate } from './components/gate.tsx';
 export { PASSWORD_MIN, passwordProblem } from './password-rules.ts';
 export { can, homePath, type Permission, type Role } from './permissions.ts';
