@@ -7,7 +7,9 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
 import { appendFile, chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -47,7 +49,9 @@ describe('guard-agent daemon detects events on this host and they arrive as sign
   let home: Awaited<ReturnType<typeof enrolledHome>>;
   let daemon: RunningDaemon;
   let dataDir: string;
+  /** The service's port now: the daemon reaches it through `forwarder`, whose port stays. */
   let port: number;
+  let forwarder: net.Server;
   let adminToken: string;
   let authLog: string;
   let watched: string;
@@ -78,10 +82,22 @@ describe('guard-agent daemon detects events on this host and they arrive as sign
     dataDir = await mkdtemp(join(os.tmpdir(), 'guard-detect-data-'));
     server = await startWebhookServer({ caPem, dataDir });
     port = Number(new URL(server.url).port);
+    // A TCP forwarder stands for the network path to the service: when the service restarts it
+    // comes back on a port of its own (another test may have taken the old one meanwhile), and
+    // the daemon's address, the forwarder's, stays the same.
+    forwarder = net.createServer((client) => {
+      client.on('error', () => {});
+      const upstream = net.connect(port, '127.0.0.1');
+      upstream.on('error', () => client.destroy());
+      client.pipe(upstream).pipe(client);
+    });
+    forwarder.listen(0, '127.0.0.1');
+    await once(forwarder, 'listening');
+    const viaForwarder = `http://127.0.0.1:${(forwarder.address() as net.AddressInfo).port}`;
     const setup = await runSetup(server.deps.db, server.clock.now);
     adminToken = setup.admin_token;
     secret = (await createEndpoint(server, adminToken, { url: receiver.url('/hook') })).secret;
-    home = await enrolledHome(dirs, server.url, setup.enroll_token, '');
+    home = await enrolledHome(dirs, viaForwarder, setup.enroll_token, '');
     authLog = join(home.root, 'auth.log');
     await writeFile(authLog, syslog('CRON[1]', 'pam_unix(cron:session): session opened for user root'));
     const watchDir = join(home.root, 'etc');
@@ -100,6 +116,7 @@ describe('guard-agent daemon detects events on this host and they arrive as sign
 
   after(async () => {
     await daemon?.stop();
+    forwarder?.close();
     await receiver?.close();
     await server?.close();
     await rm(dataDir, { recursive: true, force: true });
@@ -177,7 +194,8 @@ describe('guard-agent daemon detects events on this host and they arrive as sign
     await daemon.waitForLog(/signals cannot be sent now/, 'the spool to hold the signal');
     const status = JSON.parse(await readFile(join(home.stateDir, 'probe-status.json'), 'utf8'));
     assert.ok(Array.isArray(status.detectors), JSON.stringify(status));
-    server = await startWebhookServer({ caPem, dataDir, flags: { listen: `127.0.0.1:${port}` } });
+    server = await startWebhookServer({ caPem, dataDir });
+    port = Number(new URL(server.url).port);
     const hits = await waitForType('ssh_login_succeeded', 1, 60_000);
     await daemon.waitForLog(/signals are sent again/, 'the spool drained');
     assert.equal(hits.length, 1);
