@@ -27,6 +27,7 @@ import { createGzip, zstdCompressSync } from 'node:zlib';
 import tar from 'tar-stream';
 import { parseManifest } from '../packages/contract/src/index.ts';
 import { readArchive } from '../packages/server/src/analysis/index.ts';
+import { insightsThreads } from '../packages/server/src/insights/index.ts';
 import { api, enrollAgent, presign, putObject, register } from '../packages/server/test/harness.ts';
 import { createTestPki, freePort, guardSetup, sleep, spawnGuard } from './lib-tls.ts';
 
@@ -208,7 +209,7 @@ async function main(): Promise<void> {
       `server event-loop delay (/metrics) p99/max: baseline ${f(lagBefore.p99)}/${f(lagBefore.max)} ms, with hostile bundles ${f(lagDuring.p99)}/${f(lagDuring.max)} ms`,
     );
     console.log(
-      `analyses: ${analysed} of ${BUNDLES} hostile bundles done in the ${phase.toFixed(0)} s phase (worker threads: ${Math.max(1, Math.min(4, os.availableParallelism() - 1))})`,
+      `analyses: ${analysed} of ${BUNDLES} hostile bundles done in the ${phase.toFixed(0)} s phase (worker threads: ${insightsThreads(os.availableParallelism())})`,
     );
     console.log(
       `anchor — the same archive read on an event loop: ${inLoopMs.toFixed(0)} ms, the loop held up to ${(delay.max / 1e6).toFixed(0)} ms at a time (p99 ${(delay.percentile(99) / 1e6).toFixed(0)} ms)`,

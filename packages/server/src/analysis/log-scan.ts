@@ -156,6 +156,23 @@ export function messageKey(message: string): string {
     .trim();
 }
 
+/** The figures of a member before a line of it is read. */
+export function emptyLogStats(member: string): LogStats {
+  return {
+    member,
+    lines: 0,
+    errors: 0,
+    warnings: 0,
+    messages: new Map(),
+    otherErrors: 0,
+    starts: [],
+    startCount: 0,
+    crashes: [],
+    crashCount: 0,
+    longLines: 0,
+  };
+}
+
 /** messageKey of the messages seen last: a log repeats its few messages (bounded). */
 const KEY_CACHE_SIZE = 4096;
 
@@ -171,19 +188,7 @@ export class LogScanner {
   readonly #keys = new Map<string, string>();
 
   constructor(member: string) {
-    this.stats = {
-      member,
-      lines: 0,
-      errors: 0,
-      warnings: 0,
-      messages: new Map(),
-      otherErrors: 0,
-      starts: [],
-      startCount: 0,
-      crashes: [],
-      crashCount: 0,
-      longLines: 0,
-    };
+    this.stats = emptyLogStats(member);
   }
 
   push(chunk: Buffer): void {

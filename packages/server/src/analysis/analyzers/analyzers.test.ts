@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { BundleManifest, Finding } from '@guard/contract';
-import type { LogStats, MessageStat } from '../log-scan.ts';
+import { emptyLogStats, type LogStats, type MessageStat } from '../log-scan.ts';
 import type { ArchiveFacts } from '../read-archive.ts';
 import { type Analyzer, type AnalyzerInput, analyzerInput, type FindingContext } from './analyzer.ts';
 import { agentVersionChanged, kernelChanged, newErrors } from './changes.ts';
@@ -18,20 +18,7 @@ import { btfMissing, probeFailed } from './system.ts';
 const T0 = '2026-11-27T10:00:00.000Z';
 
 function log(member: string, over: Partial<LogStats> = {}): LogStats {
-  return {
-    member,
-    lines: 10,
-    errors: 0,
-    warnings: 0,
-    messages: new Map(),
-    otherErrors: 0,
-    starts: [],
-    startCount: 0,
-    crashes: [],
-    crashCount: 0,
-    longLines: 0,
-    ...over,
-  };
+  return { ...emptyLogStats(member), lines: 10, ...over };
 }
 
 function messages(...list: [string, number, number][]): Map<string, MessageStat> {
