@@ -7,9 +7,11 @@ import {
   HEADER_VALUE_MAX_LENGTH,
   headerNameProblem,
   headerValueProblem,
+  isSignalType,
   NAME_MAX_LENGTH,
   RATE_LIMIT_MAX,
   RATE_LIMIT_MIN,
+  SIGNAL_TYPES_MAX_COUNT,
   URL_MAX_LENGTH,
   type UrlProblem,
 } from '@guard/contract/endpoint-rules';
@@ -82,5 +84,18 @@ export function rateLimitProblem(text: string): string | undefined {
   const n = Number(text);
   if (!Number.isFinite(n) || n < RATE_LIMIT_MIN || n > RATE_LIMIT_MAX)
     return `A number of deliveries per second from ${RATE_LIMIT_MIN} (one every ${1 / RATE_LIMIT_MIN} s) to ${RATE_LIMIT_MAX}`;
+  return undefined;
+}
+
+/** The signal types field as a list: split on commas and white space, each type once. */
+export function signalTypesOf(text: string): string[] {
+  return [...new Set(text.split(/[\s,]+/).filter(Boolean))];
+}
+
+export function signalTypesProblem(text: string): string | undefined {
+  const types = signalTypesOf(text);
+  const bad = types.find((t) => !isSignalType(t));
+  if (bad) return `“${bad}” is not a signal type: lowercase letters, digits, “_”, “.” and “-”`;
+  if (types.length > SIGNAL_TYPES_MAX_COUNT) return `At most ${SIGNAL_TYPES_MAX_COUNT} signal types`;
   return undefined;
 }

@@ -3,7 +3,7 @@ import { Page } from '../../../components/page.tsx';
 import { BlockSkeleton, ErrorNotice } from '../../../components/query-states.tsx';
 import { Gate } from '../../auth/index.ts';
 import { type EventType, useEndpoint, useUpdateEndpoint } from '../api/endpoints.ts';
-import { EndpointForm } from '../components/endpoint-form.tsx';
+import { EndpointForm } from '../components/endpoint-form/endpoint-form.tsx';
 
 function EditEndpoint() {
   const { endpointId = '' } = useParams();

@@ -2,7 +2,7 @@ import { useNavigate } from 'react-router';
 import { Page } from '../../../components/page.tsx';
 import { Gate } from '../../auth/index.ts';
 import { useCreateEndpoint } from '../api/endpoints.ts';
-import { EndpointForm } from '../components/endpoint-form.tsx';
+import { EndpointForm } from '../components/endpoint-form/endpoint-form.tsx';
 
 const LIST = '/settings/integrations/webhooks';
 
