@@ -1,6 +1,7 @@
 // What a page shows while its data loads, when loading failed, and when there is nothing yet:
 // each says what to do next. Skeletons take the space the data will, so nothing shifts.
 
+import type { UseQueryResult } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { ApiError } from '../lib/api-client.ts';
 
@@ -82,4 +83,34 @@ export function EmptyState({ title, children }: { title: string; children?: Reac
       {children}
     </div>
   );
+}
+
+/** What a query shows until it has its data: `pending` (a skeleton), or an ErrorNotice with a retry. */
+export function QueryStatus({
+  query,
+  pending,
+  what,
+}: {
+  query: UseQueryResult<unknown>;
+  pending: ReactNode;
+  what: string;
+}) {
+  if (query.isError) return <ErrorNotice error={query.error} what={what} onRetry={() => query.refetch()} />;
+  return pending;
+}
+
+/** A query's data once it has come; until then its QueryStatus. `what` names the data ("the signals"). */
+export function QueryView<T>({
+  query,
+  pending,
+  what,
+  children,
+}: {
+  query: UseQueryResult<T>;
+  pending: ReactNode;
+  what: string;
+  children: (data: T) => ReactNode;
+}) {
+  if (query.isSuccess) return children(query.data);
+  return <QueryStatus query={query} pending={pending} what={what} />;
 }

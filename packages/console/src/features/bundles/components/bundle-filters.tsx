@@ -1,4 +1,5 @@
-import { type FormEvent, useId } from 'react';
+import { useId } from 'react';
+import { DateRangeFields, FilterForm } from '../../../components/filter-form.tsx';
 import { type BundleFilters as Filters, useServerChoices } from '../api/bundles.ts';
 
 export function BundleFilters({
@@ -12,27 +13,19 @@ export function BundleFilters({
 }) {
   const id = useId();
   const servers = useServerChoices(!acrossTenants).data?.servers ?? [];
-  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const form = new FormData(e.currentTarget);
-    const text = (name: string) => {
-      const v = String(form.get(name) ?? '').trim();
-      return v === '' ? undefined : v;
-    };
-    const day = (name: string, end: boolean) => {
-      const v = text(name);
-      return v && `${v}T${end ? '23:59:59.999' : '00:00:00.000'}Z`;
-    };
-    onChange({
-      tenant_id: acrossTenants ? text('tenant_id') : undefined,
-      agent_id: text('agent_id'),
-      trigger: text('trigger') as Filters['trigger'],
-      since: day('since', false),
-      until: day('until', true),
-    });
-  };
   return (
-    <form className="filters" onSubmit={onSubmit} aria-label="Filter bundles">
+    <FilterForm
+      label="Filter bundles"
+      onApply={({ text, day }) =>
+        onChange({
+          tenant_id: acrossTenants ? text('tenant_id') : undefined,
+          agent_id: text('agent_id'),
+          trigger: text('trigger') as Filters['trigger'],
+          since: day('since', 'start'),
+          until: day('until', 'end'),
+        })
+      }
+    >
       {acrossTenants && (
         <div className="field">
           <label htmlFor={`${id}-tenant`}>Tenant ID</label>
@@ -65,17 +58,7 @@ export function BundleFilters({
           <option value="console_push">console_push</option>
         </select>
       </div>
-      <div className="field">
-        <label htmlFor={`${id}-since`}>From (UTC)</label>
-        <input id={`${id}-since`} name="since" type="date" defaultValue={value.since?.slice(0, 10)} />
-      </div>
-      <div className="field">
-        <label htmlFor={`${id}-until`}>To (UTC)</label>
-        <input id={`${id}-until`} name="until" type="date" defaultValue={value.until?.slice(0, 10)} />
-      </div>
-      <button type="submit" className="button">
-        Apply filters
-      </button>
-    </form>
+      <DateRangeFields since={value.since} until={value.until} />
+    </FilterForm>
   );
 }

@@ -1,9 +1,9 @@
-import type { FormEvent } from 'react';
+import { DataTable } from '../../../components/data-table.tsx';
+import { FilterForm } from '../../../components/filter-form.tsx';
 import { Page } from '../../../components/page.tsx';
 import { Pager } from '../../../components/pager.tsx';
-import { EmptyState, ErrorNotice, TableSkeleton } from '../../../components/query-states.tsx';
+import { EmptyState, QueryView, TableSkeleton } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { TableWrap } from '../../../components/table-wrap.tsx';
 import { useKeysetPager } from '../../../lib/keyset-pager.ts';
 import { useUrlFilters } from '../../../lib/search-params.ts';
 import { Gate, useUser } from '../../auth/index.ts';
@@ -15,16 +15,16 @@ function AuditLog() {
   const [filters, setFilters] = useUrlFilters<AuditFilters>();
   const pager = useKeysetPager();
   const audit = useAuditLog(filters, pager.before);
-  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const form = new FormData(e.currentTarget);
-    const text = (name: string) => String(form.get(name) ?? '').trim() || undefined;
-    pager.reset();
-    setFilters({ tenant_id: acrossTenants ? text('tenant_id') : undefined, action: text('action') });
-  };
   return (
     <Page title="Audit log" description="Who read which bundle, and who changed users, newest first.">
-      <form className="filters" onSubmit={onSubmit} aria-label="Filter the audit log" key={JSON.stringify(filters)}>
+      <FilterForm
+        key={JSON.stringify(filters)}
+        label="Filter the audit log"
+        onApply={({ text }) => {
+          pager.reset();
+          setFilters({ tenant_id: acrossTenants ? text('tenant_id') : undefined, action: text('action') });
+        }}
+      >
         {acrossTenants && (
           <div className="field">
             <label htmlFor="audit-tenant">Tenant ID</label>
@@ -35,52 +35,41 @@ function AuditLog() {
           <label htmlFor="audit-action">Action</label>
           <input id="audit-action" name="action" defaultValue={filters.action} placeholder="bundle.show" />
         </div>
-        <button type="submit" className="button">
-          Apply filters
-        </button>
-      </form>
-      {audit.isPending ? (
-        <TableSkeleton columns={5} rows={8} label="audit entries" />
-      ) : audit.isError ? (
-        <ErrorNotice error={audit.error} what="the audit log" onRetry={() => audit.refetch()} />
-      ) : audit.data.entries.length === 0 ? (
-        <EmptyState title="Nothing recorded">
-          <p>Entries appear as bundles are read and users are changed.</p>
-        </EmptyState>
-      ) : (
-        <>
-          <TableWrap>
-            <table>
-              <caption className="visually-hidden">Audit entries, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Who</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Target</th>
-                  {acrossTenants && <th scope="col">Tenant</th>}
-                </tr>
-              </thead>
-              <tbody>
-                {audit.data.entries.map((a) => (
-                  <tr key={a.id}>
-                    <td className="nowrap">
-                      <RelativeTime at={a.at} />
-                    </td>
-                    <td className="wrap">
-                      {a.actor_email ?? a.actor_id} <span className="hint">({a.actor_role})</span>
-                    </td>
-                    <td className="mono">{a.action}</td>
-                    <td className="mono wrap">{a.target}</td>
-                    {acrossTenants && <td className="mono">{a.tenant_id ?? '—'}</td>}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-          <Pager pager={pager} nextBefore={audit.data.next_before} label="Audit log" />
-        </>
-      )}
+      </FilterForm>
+      <QueryView
+        query={audit}
+        what="the audit log"
+        pending={<TableSkeleton columns={5} rows={8} label="audit entries" />}
+      >
+        {(data) => (
+          <DataTable
+            caption="Audit entries, newest first"
+            rows={data.entries}
+            rowKey={(a) => a.id}
+            empty={
+              <EmptyState title="Nothing recorded">
+                <p>Entries appear as bundles are read and users are changed.</p>
+              </EmptyState>
+            }
+            footer={<Pager pager={pager} nextBefore={data.next_before} label="Audit log" />}
+            columns={[
+              { header: 'When', className: 'nowrap', cell: (a) => <RelativeTime at={a.at} /> },
+              {
+                header: 'Who',
+                className: 'wrap',
+                cell: (a) => (
+                  <>
+                    {a.actor_email ?? a.actor_id} <span className="hint">({a.actor_role})</span>
+                  </>
+                ),
+              },
+              { header: 'Action', className: 'mono', cell: (a) => a.action },
+              { header: 'Target', className: 'mono wrap', cell: (a) => a.target },
+              acrossTenants && { header: 'Tenant', className: 'mono', cell: (a) => a.tenant_id ?? '—' },
+            ]}
+          />
+        )}
+      </QueryView>
     </Page>
   );
 }

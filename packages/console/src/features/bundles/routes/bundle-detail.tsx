@@ -1,8 +1,8 @@
 import { useParams } from 'react-router';
+import { DataTable } from '../../../components/data-table.tsx';
 import { Page } from '../../../components/page.tsx';
-import { BlockSkeleton, ErrorNotice } from '../../../components/query-states.tsx';
+import { BlockSkeleton, QueryStatus } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { TableWrap } from '../../../components/table-wrap.tsx';
 import { formatBytes } from '../../../lib/bytes.ts';
 import { Gate } from '../../auth/index.ts';
 import { bundleDownloadUrl, useBundle } from '../api/bundles.ts';
@@ -13,16 +13,10 @@ const BACK = { label: 'Back to the list', to: '/support/bundles' };
 function BundleDetail() {
   const { bundleId = '' } = useParams();
   const bundle = useBundle(bundleId);
-  if (bundle.isPending)
+  if (!bundle.isSuccess)
     return (
       <Page title="Bundle" back={BACK}>
-        <BlockSkeleton height="24rem" label="the bundle" />
-      </Page>
-    );
-  if (bundle.isError)
-    return (
-      <Page title="Bundle" back={BACK}>
-        <ErrorNotice error={bundle.error} what="this bundle" onRetry={() => bundle.refetch()} />
+        <QueryStatus query={bundle} what="this bundle" pending={<BlockSkeleton height="24rem" label="the bundle" />} />
       </Page>
     );
   const b = bundle.data;
@@ -66,29 +60,17 @@ function BundleDetail() {
 
       <section aria-labelledby="bundle-contents">
         <h2 id="bundle-contents">Contents</h2>
-        <TableWrap>
-          <table>
-            <caption className="visually-hidden">Members of the bundle, with the size and SHA-256 stored</caption>
-            <thead>
-              <tr>
-                <th scope="col">Member</th>
-                <th scope="col">Size</th>
-                <th scope="col">SHA-256</th>
-                <th scope="col">Values masked</th>
-              </tr>
-            </thead>
-            <tbody>
-              {m.contents.map((c) => (
-                <tr key={c.name}>
-                  <td className="mono nowrap">{c.name}</td>
-                  <td className="nowrap">{formatBytes(c.size)}</td>
-                  <td className="mono wrap">{c.sha256}</td>
-                  <td>{m.redaction.members[c.name] ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable
+          caption="Members of the bundle, with the size and SHA-256 stored"
+          rows={m.contents}
+          rowKey={(c) => c.name}
+          columns={[
+            { header: 'Member', className: 'mono nowrap', cell: (c) => c.name },
+            { header: 'Size', className: 'nowrap', cell: (c) => formatBytes(c.size) },
+            { header: 'SHA-256', className: 'mono wrap', cell: (c) => c.sha256 },
+            { header: 'Values masked', cell: (c) => m.redaction.members[c.name] ?? '—' },
+          ]}
+        />
       </section>
 
       <div className="card-grid">

@@ -1,9 +1,9 @@
 import { Link } from 'react-router';
+import { DataTable } from '../../../components/data-table.tsx';
 import { Page } from '../../../components/page.tsx';
 import { Pager } from '../../../components/pager.tsx';
-import { EmptyState, ErrorNotice, TableSkeleton } from '../../../components/query-states.tsx';
+import { EmptyState, QueryView, TableSkeleton } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { TableWrap } from '../../../components/table-wrap.tsx';
 import { formatBytes } from '../../../lib/bytes.ts';
 import { useKeysetPager } from '../../../lib/keyset-pager.ts';
 import { useUrlFilters } from '../../../lib/search-params.ts';
@@ -36,57 +36,43 @@ function BundlesList() {
           setFilters(f);
         }}
       />
-      {bundles.isPending ? (
-        <TableSkeleton columns={6} rows={6} label="bundles" />
-      ) : bundles.isError ? (
-        <ErrorNotice error={bundles.error} what="the bundles" onRetry={() => bundles.refetch()} />
-      ) : bundles.data.bundles.length === 0 ? (
-        <EmptyState title={filtered ? 'No bundle matches these filters' : 'No bundles yet'}>
-          <p>
-            {filtered
-              ? 'Clear a filter or widen the dates.'
-              : 'On a server, run guard-agent support-bundle collect, then support-bundle upload with the file it printed.'}
-          </p>
-        </EmptyState>
-      ) : (
-        <>
-          <TableWrap>
-            <table>
-              <caption className="visually-hidden">Support bundles, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Bundle</th>
-                  <th scope="col">Server</th>
-                  {acrossTenants && <th scope="col">Tenant</th>}
-                  <th scope="col">Trigger</th>
-                  <th scope="col">Agent version</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Uploaded</th>
-                </tr>
-              </thead>
-              <tbody>
-                {bundles.data.bundles.map((b) => (
-                  <tr key={b.bundle_id}>
-                    <td className="wrap">
-                      <Link to={b.bundle_id}>{b.filename}</Link>
-                      <div className="mono hint">{b.bundle_id}</div>
-                    </td>
-                    <td className="wrap">{b.hostname}</td>
-                    {acrossTenants && <td className="mono">{b.tenant_id}</td>}
-                    <td className="mono">{b.trigger}</td>
-                    <td className="mono">{b.agent_version}</td>
-                    <td className="nowrap">{formatBytes(b.size)}</td>
-                    <td className="nowrap">
-                      <RelativeTime at={b.uploaded_at} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-          <Pager pager={pager} nextBefore={bundles.data.next_before} label="Bundles" />
-        </>
-      )}
+      <QueryView query={bundles} what="the bundles" pending={<TableSkeleton columns={6} rows={6} label="bundles" />}>
+        {(data) => (
+          <DataTable
+            caption="Support bundles, newest first"
+            rows={data.bundles}
+            rowKey={(b) => b.bundle_id}
+            empty={
+              <EmptyState title={filtered ? 'No bundle matches these filters' : 'No bundles yet'}>
+                <p>
+                  {filtered
+                    ? 'Clear a filter or widen the dates.'
+                    : 'On a server, run guard-agent support-bundle collect, then support-bundle upload with the file it printed.'}
+                </p>
+              </EmptyState>
+            }
+            footer={<Pager pager={pager} nextBefore={data.next_before} label="Bundles" />}
+            columns={[
+              {
+                header: 'Bundle',
+                className: 'wrap',
+                cell: (b) => (
+                  <>
+                    <Link to={b.bundle_id}>{b.filename}</Link>
+                    <div className="mono hint">{b.bundle_id}</div>
+                  </>
+                ),
+              },
+              { header: 'Server', className: 'wrap', cell: (b) => b.hostname },
+              acrossTenants && { header: 'Tenant', className: 'mono', cell: (b) => b.tenant_id },
+              { header: 'Trigger', className: 'mono', cell: (b) => b.trigger },
+              { header: 'Agent version', className: 'mono', cell: (b) => b.agent_version },
+              { header: 'Size', className: 'nowrap', cell: (b) => formatBytes(b.size) },
+              { header: 'Uploaded', className: 'nowrap', cell: (b) => <RelativeTime at={b.uploaded_at} /> },
+            ]}
+          />
+        )}
+      </QueryView>
     </Page>
   );
 }

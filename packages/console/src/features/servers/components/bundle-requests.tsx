@@ -1,6 +1,6 @@
 import { Link } from 'react-router';
+import { DataTable } from '../../../components/data-table.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { TableWrap } from '../../../components/table-wrap.tsx';
 import { isOpenRequest } from '../api/servers.ts';
 
 export interface RequestRow {
@@ -50,45 +50,37 @@ export function BundleRequests({ requests }: { requests: RequestRow[] }) {
           ? `Latest: ${newest.hostname}, ${newest.state}${isOpenRequest(newest.state) ? '…' : '.'}`
           : 'No bundle has been requested yet.'}
       </p>
-      {requests.length > 0 && (
-        <TableWrap>
-          <table>
-            <caption className="visually-hidden">Bundle requests, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Server</th>
-                <th scope="col">State</th>
-                <th scope="col">Requested</th>
-                <th scope="col">Finished</th>
-                <th scope="col">Outcome</th>
-              </tr>
-            </thead>
-            <tbody>
-              {requests.map((r) => (
-                <tr key={r.id}>
-                  <td className="wrap">
-                    {r.hostname}
-                    <div className="mono hint">{r.id}</div>
-                  </td>
-                  <td>
-                    <span className={`badge ${TONES[r.state] ?? 'info'}`}>{r.state}</span>
-                  </td>
-                  <td className="nowrap">
-                    <RelativeTime at={r.created_at} />
-                    <div className="hint">by {r.requested_by_role === 'support' ? 'support' : 'an admin'}</div>
-                  </td>
-                  <td className="nowrap">
-                    <RelativeTime at={r.finished_at} />
-                  </td>
-                  <td>
-                    <Outcome r={r} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      )}
+      <DataTable
+        caption="Bundle requests, newest first"
+        rows={requests}
+        rowKey={(r) => r.id}
+        empty={null}
+        columns={[
+          {
+            header: 'Server',
+            className: 'wrap',
+            cell: (r) => (
+              <>
+                {r.hostname}
+                <div className="mono hint">{r.id}</div>
+              </>
+            ),
+          },
+          { header: 'State', cell: (r) => <span className={`badge ${TONES[r.state] ?? 'info'}`}>{r.state}</span> },
+          {
+            header: 'Requested',
+            className: 'nowrap',
+            cell: (r) => (
+              <>
+                <RelativeTime at={r.created_at} />
+                <div className="hint">by {r.requested_by_role === 'support' ? 'support' : 'an admin'}</div>
+              </>
+            ),
+          },
+          { header: 'Finished', className: 'nowrap', cell: (r) => <RelativeTime at={r.finished_at} /> },
+          { header: 'Outcome', cell: (r) => <Outcome r={r} /> },
+        ]}
+      />
     </section>
   );
 }

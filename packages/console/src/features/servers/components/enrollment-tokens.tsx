@@ -4,9 +4,9 @@
 import { type FormEvent, useId, useState } from 'react';
 import { ConfirmAction } from '../../../components/confirm-action.tsx';
 import { CopyField } from '../../../components/copy-field.tsx';
-import { EmptyState, ErrorNotice, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
+import { ACTIONS, DataTable } from '../../../components/data-table.tsx';
+import { EmptyState, QueryView, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { TableWrap } from '../../../components/table-wrap.tsx';
 import { useCreateEnrollmentToken, useEnrollmentTokens, useRevokeEnrollmentToken } from '../api/servers.ts';
 
 const LIFETIMES = [
@@ -80,61 +80,45 @@ export function EnrollmentTokens() {
       <p>An agent exchanges a token for its own API key once, when it enrols.</p>
       <CreateToken />
       <WriteError error={revoke.error} />
-      {tokens.isPending ? (
-        <TableSkeleton columns={5} rows={2} label="enrolment tokens" />
-      ) : tokens.isError ? (
-        <ErrorNotice error={tokens.error} what="the enrolment tokens" onRetry={() => tokens.refetch()} />
-      ) : tokens.data.tokens.length === 0 ? (
-        <EmptyState title="No enrolment tokens">
-          <p>Create one above to enrol your first server.</p>
-        </EmptyState>
-      ) : (
-        <TableWrap>
-          <table>
-            <caption className="visually-hidden">Enrolment tokens</caption>
-            <thead>
-              <tr>
-                <th scope="col">Token</th>
-                <th scope="col">Uses</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.data.tokens.map((t) => (
-                <tr key={t.id}>
-                  <td className="mono">{t.id}</td>
-                  <td>
-                    {t.uses} of {t.max_uses}
-                  </td>
-                  <td className="nowrap">
-                    <RelativeTime at={t.expires_at} />
-                  </td>
-                  <td className="nowrap">
-                    <RelativeTime at={t.created_at} />
-                  </td>
-                  <td>
-                    {t.revoked ? (
-                      <span className="badge neutral">revoked</span>
-                    ) : (
-                      <ConfirmAction
-                        small
-                        label="Revoke"
-                        question="Revoke this token? Agents already enrolled keep working; no new one can enrol with it."
-                        pending={revoke.isPending}
-                        onConfirm={() => revoke.mutate(t.id)}
-                      />
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      )}
+      <QueryView
+        query={tokens}
+        what="the enrolment tokens"
+        pending={<TableSkeleton columns={5} rows={2} label="enrolment tokens" />}
+      >
+        {(data) => (
+          <DataTable
+            caption="Enrolment tokens"
+            rows={data.tokens}
+            rowKey={(t) => t.id}
+            empty={
+              <EmptyState title="No enrolment tokens">
+                <p>Create one above to enrol your first server.</p>
+              </EmptyState>
+            }
+            columns={[
+              { header: 'Token', className: 'mono', cell: (t) => t.id },
+              { header: 'Uses', cell: (t) => `${t.uses} of ${t.max_uses}` },
+              { header: 'Expires', className: 'nowrap', cell: (t) => <RelativeTime at={t.expires_at} /> },
+              { header: 'Created', className: 'nowrap', cell: (t) => <RelativeTime at={t.created_at} /> },
+              {
+                ...ACTIONS,
+                cell: (t) =>
+                  t.revoked ? (
+                    <span className="badge neutral">revoked</span>
+                  ) : (
+                    <ConfirmAction
+                      small
+                      label="Revoke"
+                      question="Revoke this token? Agents already enrolled keep working; no new one can enrol with it."
+                      pending={revoke.isPending}
+                      onConfirm={() => revoke.mutate(t.id)}
+                    />
+                  ),
+              },
+            ]}
+          />
+        )}
+      </QueryView>
     </section>
   );
 }

@@ -1,5 +1,5 @@
+import { DataTable } from '../../../components/data-table.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { TableWrap } from '../../../components/table-wrap.tsx';
 
 export interface ServerRow {
   id: string;
@@ -62,6 +62,16 @@ function state(s: ServerRow): { label: string; tone: string } {
   return s.online ? { label: 'online', tone: 'ok' } : { label: 'offline', tone: 'neutral' };
 }
 
+function ServerState({ server }: { server: ServerRow }) {
+  const st = state(server);
+  return (
+    <>
+      <span className={`badge ${st.tone}`}>{st.label}</span>
+      {server.last_heartbeat_at === null && !server.revoked_at && <div className="hint">no daemon heartbeat yet</div>}
+    </>
+  );
+}
+
 export interface ServerTableProps {
   servers: ServerRow[];
   /** Support staff see every tenant's servers: the tenant is shown. */
@@ -75,69 +85,48 @@ export interface ServerTableProps {
 
 export function ServerTable({ servers, showTenant, canRequest, requesting, onRequest }: ServerTableProps) {
   return (
-    <TableWrap>
-      <table>
-        <caption className="visually-hidden">Enrolled servers</caption>
-        <thead>
-          <tr>
-            <th scope="col">Hostname</th>
-            {showTenant && <th scope="col">Tenant</th>}
-            <th scope="col">State</th>
-            <th scope="col">Environment</th>
-            <th scope="col">Agent version</th>
-            <th scope="col">Enrolled</th>
-            <th scope="col">Last seen</th>
-            <th scope="col">Detection</th>
-            <th scope="col">Support bundle</th>
-          </tr>
-        </thead>
-        <tbody>
-          {servers.map((s) => {
-            const st = state(s);
-            const open = s.active_request;
-            return (
-              <tr key={s.id}>
-                <td className="wrap">
-                  {s.hostname}
-                  <div className="mono hint">{s.id}</div>
-                </td>
-                {showTenant && <td className="mono">{s.tenant_id}</td>}
-                <td>
-                  <span className={`badge ${st.tone}`}>{st.label}</span>
-                  {s.last_heartbeat_at === null && !s.revoked_at && <div className="hint">no daemon heartbeat yet</div>}
-                </td>
-                <td>{s.environment || '—'}</td>
-                <td className="mono">{s.agent_version}</td>
-                <td className="nowrap">
-                  <RelativeTime at={s.enrolled_at} />
-                </td>
-                <td className="nowrap">
-                  <RelativeTime at={s.last_seen_at} empty="never" />
-                </td>
-                <td>
-                  <Detectors server={s} />
-                </td>
-                <td className="nowrap">
-                  {open ? (
-                    <span className="badge info">{open.state}</span>
-                  ) : canRequest && !s.revoked_at ? (
-                    <button
-                      type="button"
-                      className="button small"
-                      disabled={requesting === s.id}
-                      onClick={() => onRequest(s)}
-                    >
-                      Request support bundle
-                    </button>
-                  ) : (
-                    '—'
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </TableWrap>
+    <DataTable
+      caption="Enrolled servers"
+      rows={servers}
+      rowKey={(s) => s.id}
+      columns={[
+        {
+          header: 'Hostname',
+          className: 'wrap',
+          cell: (s) => (
+            <>
+              {s.hostname}
+              <div className="mono hint">{s.id}</div>
+            </>
+          ),
+        },
+        showTenant && { header: 'Tenant', className: 'mono', cell: (s) => s.tenant_id },
+        { header: 'State', cell: (s) => <ServerState server={s} /> },
+        { header: 'Environment', cell: (s) => s.environment || '—' },
+        { header: 'Agent version', className: 'mono', cell: (s) => s.agent_version },
+        { header: 'Enrolled', className: 'nowrap', cell: (s) => <RelativeTime at={s.enrolled_at} /> },
+        { header: 'Last seen', className: 'nowrap', cell: (s) => <RelativeTime at={s.last_seen_at} empty="never" /> },
+        { header: 'Detection', cell: (s) => <Detectors server={s} /> },
+        {
+          header: 'Support bundle',
+          className: 'nowrap',
+          cell: (s) =>
+            s.active_request ? (
+              <span className="badge info">{s.active_request.state}</span>
+            ) : canRequest && !s.revoked_at ? (
+              <button
+                type="button"
+                className="button small"
+                disabled={requesting === s.id}
+                onClick={() => onRequest(s)}
+              >
+                Request support bundle
+              </button>
+            ) : (
+              '—'
+            ),
+        },
+      ]}
+    />
   );
 }

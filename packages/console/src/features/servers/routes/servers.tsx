@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Page } from '../../../components/page.tsx';
-import { EmptyState, ErrorNotice, TableSkeleton } from '../../../components/query-states.tsx';
+import { EmptyState, QueryView, TableSkeleton } from '../../../components/query-states.tsx';
 import { Gate, useCan, useUser } from '../../auth/index.ts';
 import { useBundleRequests, useRequestBundle, useServers } from '../api/servers.ts';
 import { BundleRequests } from '../components/bundle-requests.tsx';
@@ -30,27 +30,27 @@ function Servers() {
           : 'Hosts whose agent is enrolled with your organisation.'
       }
     >
-      {servers.isPending ? (
-        <TableSkeleton columns={7} rows={4} label="servers" />
-      ) : servers.isError ? (
-        <ErrorNotice error={servers.error} what="the servers" onRetry={() => servers.refetch()} />
-      ) : servers.data.servers.length === 0 ? (
-        <EmptyState title="No server enrolled yet">
-          <p>
-            {canEnroll
-              ? 'Create an enrolment token below and run the command it shows on the server.'
-              : 'An admin of your organisation can enrol servers.'}
-          </p>
-        </EmptyState>
-      ) : (
-        <ServerTable
-          servers={servers.data.servers}
-          showTenant={role === 'support'}
-          canRequest={canRequest}
-          requesting={request.isPending ? request.variables : undefined}
-          onRequest={ask}
-        />
-      )}
+      <QueryView query={servers} what="the servers" pending={<TableSkeleton columns={7} rows={4} label="servers" />}>
+        {(data) =>
+          data.servers.length === 0 ? (
+            <EmptyState title="No server enrolled yet">
+              <p>
+                {canEnroll
+                  ? 'Create an enrolment token below and run the command it shows on the server.'
+                  : 'An admin of your organisation can enrol servers.'}
+              </p>
+            </EmptyState>
+          ) : (
+            <ServerTable
+              servers={data.servers}
+              showTenant={role === 'support'}
+              canRequest={canRequest}
+              requesting={request.isPending ? request.variables : undefined}
+              onRequest={ask}
+            />
+          )
+        }
+      </QueryView>
       {failed && (
         <div className="notice error" role="alert">
           <p>

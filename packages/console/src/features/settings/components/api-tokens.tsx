@@ -1,9 +1,9 @@
 import { type FormEvent, useState } from 'react';
 import { ConfirmAction } from '../../../components/confirm-action.tsx';
 import { CopyField } from '../../../components/copy-field.tsx';
-import { ErrorNotice, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
+import { ACTIONS, DataTable } from '../../../components/data-table.tsx';
+import { QueryView, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { TableWrap } from '../../../components/table-wrap.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { useApiTokens, useCreateApiToken, useRevokeApiToken } from '../api/account.ts';
 
@@ -47,47 +47,36 @@ export function ApiTokens() {
           <CopyField label="API token" value={create.data.token} copyLabel="Copy token" />
         </div>
       )}
-      {tokens.isPending ? (
-        <TableSkeleton columns={3} rows={2} label="API tokens" />
-      ) : tokens.isError ? (
-        <ErrorNotice error={tokens.error} what="your API tokens" onRetry={() => tokens.refetch()} />
-      ) : tokens.data.tokens.length === 0 ? (
-        <p className="hint">You have no API tokens.</p>
-      ) : (
-        <TableWrap>
-          <table>
-            <caption className="visually-hidden">Your API tokens</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.data.tokens.map((t) => (
-                <tr key={t.id}>
-                  <td className="wrap">{t.name}</td>
-                  <td className="nowrap">
-                    <RelativeTime at={t.created_at} />
-                  </td>
-                  <td>
-                    <ConfirmAction
-                      small
-                      label="Revoke"
-                      question={`Revoke “${t.name}”? Scripts using it stop working at once.`}
-                      pending={revoke.isPending}
-                      onConfirm={() => revoke.mutate(t.id)}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      )}
+      <QueryView
+        query={tokens}
+        what="your API tokens"
+        pending={<TableSkeleton columns={3} rows={2} label="API tokens" />}
+      >
+        {(data) => (
+          <DataTable
+            caption="Your API tokens"
+            rows={data.tokens}
+            rowKey={(t) => t.id}
+            empty={<p className="hint">You have no API tokens.</p>}
+            columns={[
+              { header: 'Name', className: 'wrap', cell: (t) => t.name },
+              { header: 'Created', className: 'nowrap', cell: (t) => <RelativeTime at={t.created_at} /> },
+              {
+                ...ACTIONS,
+                cell: (t) => (
+                  <ConfirmAction
+                    small
+                    label="Revoke"
+                    question={`Revoke “${t.name}”? Scripts using it stop working at once.`}
+                    pending={revoke.isPending}
+                    onConfirm={() => revoke.mutate(t.id)}
+                  />
+                ),
+              },
+            ]}
+          />
+        )}
+      </QueryView>
     </section>
   );
 }

@@ -1,4 +1,5 @@
-import { type FormEvent, useId } from 'react';
+import { useId } from 'react';
+import { DateRangeFields, FilterForm } from '../../../components/filter-form.tsx';
 import { SEVERITIES } from '../../../lib/severity.ts';
 import { type SignalFilters as Filters, useServerChoices } from '../api/signals.ts';
 
@@ -6,28 +7,20 @@ import { type SignalFilters as Filters, useServerChoices } from '../api/signals.
 export function SignalFilters({ value, onChange }: { value: Filters; onChange: (f: Filters) => void }) {
   const id = useId();
   const servers = useServerChoices().data?.servers ?? [];
-  const onSubmit = (e: FormEvent<HTMLFormElement>) => {
-    e.preventDefault();
-    const form = new FormData(e.currentTarget);
-    const text = (name: string) => {
-      const v = String(form.get(name) ?? '').trim();
-      return v === '' ? undefined : v;
-    };
-    const day = (name: string, end: boolean) => {
-      const v = text(name);
-      return v && `${v}T${end ? '23:59:59.999' : '00:00:00.000'}Z`;
-    };
-    const severity = text('severity_min');
-    onChange({
-      severity_min: severity ? Number(severity) : undefined,
-      signal_type: text('signal_type'),
-      server_id: text('server_id'),
-      since: day('since', false),
-      until: day('until', true),
-    });
-  };
   return (
-    <form className="filters" onSubmit={onSubmit} aria-label="Filter signals">
+    <FilterForm
+      label="Filter signals"
+      onApply={({ text, day }) => {
+        const severity = text('severity_min');
+        onChange({
+          severity_min: severity ? Number(severity) : undefined,
+          signal_type: text('signal_type'),
+          server_id: text('server_id'),
+          since: day('since', 'start'),
+          until: day('until', 'end'),
+        });
+      }}
+    >
       <div className="field">
         <label htmlFor={`${id}-sev`}>Minimum severity</label>
         <select id={`${id}-sev`} name="severity_min" defaultValue={value.severity_min ?? ''}>
@@ -62,17 +55,7 @@ export function SignalFilters({ value, onChange }: { value: Filters; onChange: (
           ))}
         </select>
       </div>
-      <div className="field">
-        <label htmlFor={`${id}-since`}>From (UTC)</label>
-        <input id={`${id}-since`} name="since" type="date" defaultValue={value.since?.slice(0, 10)} />
-      </div>
-      <div className="field">
-        <label htmlFor={`${id}-until`}>To (UTC)</label>
-        <input id={`${id}-until`} name="until" type="date" defaultValue={value.until?.slice(0, 10)} />
-      </div>
-      <button type="submit" className="button">
-        Apply filters
-      </button>
-    </form>
+      <DateRangeFields since={value.since} until={value.until} />
+    </FilterForm>
   );
 }

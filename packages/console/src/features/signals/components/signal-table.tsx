@@ -1,6 +1,6 @@
 import { Link } from 'react-router';
+import { DataTable } from '../../../components/data-table.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { TableWrap } from '../../../components/table-wrap.tsx';
 import { SeverityBadge } from './severity-badge.tsx';
 
 export interface SignalRow {
@@ -17,37 +17,26 @@ export interface SignalRow {
 
 export function SignalTable({ signals }: { signals: SignalRow[] }) {
   return (
-    <TableWrap>
-      <table>
-        <caption className="visually-hidden">Signals, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Severity</th>
-            <th scope="col">Signal</th>
-            <th scope="col">Server</th>
-            <th scope="col">Identity</th>
-            <th scope="col">Time</th>
-          </tr>
-        </thead>
-        <tbody>
-          {signals.map((s) => (
-            <tr key={s.signal_id}>
-              <td>
-                <SeverityBadge severity={s.severity} />
-              </td>
-              <td className="wrap">
-                <Link to={`/signals/${s.signal_id}`}>{s.erased_at ? '(payload erased)' : s.description}</Link>
-                <div className="mono hint">{s.signal_type}</div>
-              </td>
-              <td>{s.server_name}</td>
-              <td>{s.identity_name}</td>
-              <td className="nowrap">
-                <RelativeTime at={s.created_at} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </TableWrap>
+    <DataTable
+      caption="Signals, newest first"
+      rows={signals}
+      rowKey={(s) => s.signal_id}
+      columns={[
+        { header: 'Severity', cell: (s) => <SeverityBadge severity={s.severity} /> },
+        {
+          header: 'Signal',
+          className: 'wrap',
+          cell: (s) => (
+            <>
+              <Link to={`/signals/${s.signal_id}`}>{s.erased_at ? '(payload erased)' : s.description}</Link>
+              <div className="mono hint">{s.signal_type}</div>
+            </>
+          ),
+        },
+        { header: 'Server', cell: (s) => s.server_name },
+        { header: 'Identity', cell: (s) => s.identity_name },
+        { header: 'Time', className: 'nowrap', cell: (s) => <RelativeTime at={s.created_at} /> },
+      ]}
+    />
   );
 }

@@ -2,17 +2,18 @@
 
 import { Link, useParams } from 'react-router';
 import { ConfirmAction } from '../../../components/confirm-action.tsx';
+import { DataTable } from '../../../components/data-table.tsx';
 import { DeliveryStatusBadge } from '../../../components/delivery-status.tsx';
 import { Page } from '../../../components/page.tsx';
 import {
   BlockSkeleton,
   EmptyState,
-  ErrorNotice,
+  QueryStatus,
+  QueryView,
   TableSkeleton,
   WriteError,
 } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { TableWrap } from '../../../components/table-wrap.tsx';
 import { useCan } from '../../auth/index.ts';
 import { useErasePayload, useSignal, useSignalDeliveries } from '../api/signals.ts';
 import { SeverityBadge } from '../components/severity-badge.tsx';
@@ -21,41 +22,38 @@ const WEBHOOKS = '/settings/integrations/webhooks';
 
 function Deliveries({ signalId }: { signalId: string }) {
   const deliveries = useSignalDeliveries(signalId);
-  if (deliveries.isPending) return <TableSkeleton columns={5} rows={2} label="deliveries" />;
-  if (deliveries.isError)
-    return <ErrorNotice error={deliveries.error} what="the deliveries" onRetry={() => deliveries.refetch()} />;
-  if (deliveries.data.deliveries.length === 0)
-    return (
-      <EmptyState title="Not sent to any endpoint">
-        <p>No webhook endpoint was enabled when this signal arrived. Add one under Settings, Integrations.</p>
-      </EmptyState>
-    );
   return (
-    <TableWrap>
-      <table>
-        <caption className="visually-hidden">Deliveries of this signal, one per endpoint</caption>
-        <thead>
-          <tr>
-            <th scope="col">Endpoint</th>
-            <th scope="col">Status</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Last HTTP status</th>
-            <th scope="col">Completed or next retry</th>
-          </tr>
-        </thead>
-        <tbody>
-          {deliveries.data.deliveries.map((d) => (
-            <tr key={d.delivery_id}>
-              <td className="wrap">
+    <QueryView
+      query={deliveries}
+      what="the deliveries"
+      pending={<TableSkeleton columns={5} rows={2} label="deliveries" />}
+    >
+      {(data) => (
+        <DataTable
+          caption="Deliveries of this signal, one per endpoint"
+          rows={data.deliveries}
+          rowKey={(d) => d.delivery_id}
+          empty={
+            <EmptyState title="Not sent to any endpoint">
+              <p>No webhook endpoint was enabled when this signal arrived. Add one under Settings, Integrations.</p>
+            </EmptyState>
+          }
+          columns={[
+            {
+              header: 'Endpoint',
+              className: 'wrap',
+              cell: (d) => (
                 <Link to={`${WEBHOOKS}/${d.endpoint_id}/deliveries/${d.delivery_id}`}>{d.endpoint_name}</Link>
-              </td>
-              <td>
-                <DeliveryStatusBadge status={d.status} />
-              </td>
-              <td>{d.attempts}</td>
-              <td>{d.last_status ?? '—'}</td>
-              <td className="nowrap">
-                {d.completed_at ? (
+              ),
+            },
+            { header: 'Status', cell: (d) => <DeliveryStatusBadge status={d.status} /> },
+            { header: 'Attempts', cell: (d) => d.attempts },
+            { header: 'Last HTTP status', cell: (d) => d.last_status ?? '—' },
+            {
+              header: 'Completed or next retry',
+              className: 'nowrap',
+              cell: (d) =>
+                d.completed_at ? (
                   <RelativeTime at={d.completed_at} />
                 ) : d.next_attempt_at ? (
                   <>
@@ -63,13 +61,12 @@ function Deliveries({ signalId }: { signalId: string }) {
                   </>
                 ) : (
                   '—'
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </TableWrap>
+                ),
+            },
+          ]}
+        />
+      )}
+    </QueryView>
   );
 }
 
@@ -79,16 +76,10 @@ export function SignalDetailPage() {
   const canErase = useCan('manageRetention');
   const erase = useErasePayload(signalId);
   const back = { label: 'Back to the list', to: '/signals' };
-  if (signal.isPending)
+  if (!signal.isSuccess)
     return (
       <Page title="Signal" back={back}>
-        <BlockSkeleton height="16rem" label="the signal" />
-      </Page>
-    );
-  if (signal.isError)
-    return (
-      <Page title="Signal" back={back}>
-        <ErrorNotice error={signal.error} what="this signal" onRetry={() => signal.refetch()} />
+        <QueryStatus query={signal} what="this signal" pending={<BlockSkeleton height="16rem" label="the signal" />} />
       </Page>
     );
   const s = signal.data;

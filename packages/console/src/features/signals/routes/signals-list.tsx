@@ -1,6 +1,6 @@
 import { Page } from '../../../components/page.tsx';
 import { Pager } from '../../../components/pager.tsx';
-import { EmptyState, ErrorNotice, TableSkeleton } from '../../../components/query-states.tsx';
+import { EmptyState, QueryView, TableSkeleton } from '../../../components/query-states.tsx';
 import { useKeysetPager } from '../../../lib/keyset-pager.ts';
 import { useUrlFilters } from '../../../lib/search-params.ts';
 import { type SignalFilters as Filters, PAGE_SIZE, useSignals } from '../api/signals.ts';
@@ -24,27 +24,25 @@ export function SignalsListPage() {
           setFilters(f);
         }}
       />
-      {signals.isPending ? (
-        <TableSkeleton columns={5} rows={8} label="signals" />
-      ) : signals.isError ? (
-        <ErrorNotice error={signals.error} what="the signals" onRetry={() => signals.refetch()} />
-      ) : signals.data.signals.length === 0 ? (
-        <EmptyState title={filtered ? 'No signal matches these filters' : 'No signals yet'}>
-          <p>
-            {filtered
-              ? 'Widen the filters: lower the minimum severity, clear the type or extend the dates.'
-              : 'Signals appear here as soon as an enrolled agent reports one. Enrol a server on the Servers page.'}
-          </p>
-        </EmptyState>
-      ) : (
-        <>
-          <SignalTable signals={signals.data.signals} />
-          <Pager pager={pager} nextBefore={signals.data.next_before} label="Signals" />
-          {signals.data.signals.length === PAGE_SIZE && !signals.data.next_before && (
-            <p className="hint">That is all.</p>
-          )}
-        </>
-      )}
+      <QueryView query={signals} what="the signals" pending={<TableSkeleton columns={5} rows={8} label="signals" />}>
+        {(data) =>
+          data.signals.length === 0 ? (
+            <EmptyState title={filtered ? 'No signal matches these filters' : 'No signals yet'}>
+              <p>
+                {filtered
+                  ? 'Widen the filters: lower the minimum severity, clear the type or extend the dates.'
+                  : 'Signals appear here as soon as an enrolled agent reports one. Enrol a server on the Servers page.'}
+              </p>
+            </EmptyState>
+          ) : (
+            <>
+              <SignalTable signals={data.signals} />
+              <Pager pager={pager} nextBefore={data.next_before} label="Signals" />
+              {data.signals.length === PAGE_SIZE && !data.next_before && <p className="hint">That is all.</p>}
+            </>
+          )
+        }
+      </QueryView>
     </Page>
   );
 }

@@ -1,9 +1,9 @@
 import { useId } from 'react';
 import { ConfirmAction } from '../../../components/confirm-action.tsx';
+import { ACTIONS, DataTable } from '../../../components/data-table.tsx';
 import { Page } from '../../../components/page.tsx';
-import { ErrorNotice, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
+import { QueryView, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { TableWrap } from '../../../components/table-wrap.tsx';
 import { Gate, useUser } from '../../auth/index.ts';
 import { type UserRole, useChangeRole, useNewPasswordLink, useRemoveUser, useUsers } from '../api/users.ts';
 import { AddUserForm, SetPasswordLink } from '../components/add-user-form.tsx';
@@ -41,71 +41,66 @@ function Users() {
       <AddUserForm />
       <WriteError error={remove.error ?? link.error} />
       {link.data && linked && <SetPasswordLink email={linked.email} url={link.data.set_password_url} />}
-      {users.isPending ? (
-        <TableSkeleton columns={5} rows={4} label="users" />
-      ) : users.isError ? (
-        <ErrorNotice error={users.error} what="the users" onRetry={() => users.refetch()} />
-      ) : (
-        <TableWrap>
-          <table>
-            <caption className="visually-hidden">Users</caption>
-            <thead>
-              <tr>
-                <th scope="col">Email</th>
-                <th scope="col">Role</th>
-                <th scope="col">Password</th>
-                <th scope="col">Last sign-in</th>
-                <th scope="col">Added</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.data.users.map((u) => (
-                <tr key={u.id}>
-                  <td className="wrap">
+      <QueryView query={users} what="the users" pending={<TableSkeleton columns={5} rows={4} label="users" />}>
+        {(data) => (
+          <DataTable
+            caption="Users"
+            rows={data.users}
+            rowKey={(u) => u.id}
+            columns={[
+              {
+                header: 'Email',
+                className: 'wrap',
+                cell: (u) => (
+                  <>
                     {u.email}
                     {u.id === me.id && <span className="hint"> (you)</span>}
-                  </td>
-                  <td className="nowrap">
-                    <RoleSelect id={u.id} email={u.email} role={u.role as UserRole} />
-                  </td>
-                  <td>{u.has_password ? 'set' : <span className="badge warn">not set yet</span>}</td>
-                  <td className="nowrap">
-                    <RelativeTime at={u.last_login_at} empty="never" />
-                  </td>
-                  <td className="nowrap">
-                    <RelativeTime at={u.created_at} />
-                  </td>
-                  <td>
-                    {u.id !== me.id && (
-                      <div className="actions">
-                        <button
-                          type="button"
-                          className="button small"
-                          disabled={link.isPending}
-                          onClick={() => link.mutate(u.id)}
-                          aria-label={`New link for ${u.email}`}
-                        >
-                          New link
-                        </button>
-                        <ConfirmAction
-                          small
-                          label="Remove"
-                          question={`Remove ${u.email}? Their sessions and API tokens stop working at once.`}
-                          pending={remove.isPending}
-                          onConfirm={() => remove.mutate(u.id)}
-                        />
-                      </div>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
-      )}
+                  </>
+                ),
+              },
+              {
+                header: 'Role',
+                className: 'nowrap',
+                cell: (u) => <RoleSelect id={u.id} email={u.email} role={u.role as UserRole} />,
+              },
+              {
+                header: 'Password',
+                cell: (u) => (u.has_password ? 'set' : <span className="badge warn">not set yet</span>),
+              },
+              {
+                header: 'Last sign-in',
+                className: 'nowrap',
+                cell: (u) => <RelativeTime at={u.last_login_at} empty="never" />,
+              },
+              { header: 'Added', className: 'nowrap', cell: (u) => <RelativeTime at={u.created_at} /> },
+              {
+                ...ACTIONS,
+                cell: (u) =>
+                  u.id !== me.id && (
+                    <div className="actions">
+                      <button
+                        type="button"
+                        className="button small"
+                        disabled={link.isPending}
+                        onClick={() => link.mutate(u.id)}
+                        aria-label={`New link for ${u.email}`}
+                      >
+                        New link
+                      </button>
+                      <ConfirmAction
+                        small
+                        label="Remove"
+                        question={`Remove ${u.email}? Their sessions and API tokens stop working at once.`}
+                        pending={remove.isPending}
+                        onConfirm={() => remove.mutate(u.id)}
+                      />
+                    </div>
+                  ),
+              },
+            ]}
+          />
+        )}
+      </QueryView>
     </Page>
   );
 }

@@ -1,8 +1,8 @@
 import { useId, useState } from 'react';
 import { CodeBlock } from '../../../components/code-block.tsx';
+import { DataTable } from '../../../components/data-table.tsx';
 import { BlockSkeleton, ErrorNotice } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { TableWrap } from '../../../components/table-wrap.tsx';
 import { useAttempt } from '../api/deliveries.ts';
 
 export interface AttemptSummary {
@@ -25,25 +25,15 @@ function AttemptRequest({ deliveryId, attempt }: { deliveryId: string; attempt: 
       <p className="mono wrap-anywhere">
         {request.method} {request.url}
       </p>
-      <TableWrap>
-        <table>
-          <caption className="visually-hidden">Request headers of attempt {attempt}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Header</th>
-              <th scope="col">Value</th>
-            </tr>
-          </thead>
-          <tbody>
-            {Object.entries(request.headers).map(([name, value]) => (
-              <tr key={name}>
-                <td className="mono nowrap">{name}</td>
-                <td className="mono wrap">{value}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </TableWrap>
+      <DataTable
+        caption={`Request headers of attempt ${attempt}`}
+        rows={Object.entries(request.headers)}
+        rowKey={([name]) => name}
+        columns={[
+          { header: 'Header', className: 'mono nowrap', cell: ([name]) => name },
+          { header: 'Value', className: 'mono wrap', cell: ([, value]) => value },
+        ]}
+      />
       <h5 className="label">Body, exactly the bytes signed</h5>
       <CodeBlock label={`Request body of attempt ${attempt}`} wrap>
         {request.body}

@@ -1,7 +1,7 @@
 import { Link } from 'react-router';
+import { DataTable } from '../../../components/data-table.tsx';
 import { DeliveryStatusBadge } from '../../../components/delivery-status.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { TableWrap } from '../../../components/table-wrap.tsx';
 
 export interface EndpointRow {
   id: string;
@@ -14,50 +14,44 @@ export interface EndpointRow {
 
 export function EndpointTable({ endpoints }: { endpoints: EndpointRow[] }) {
   return (
-    <TableWrap>
-      <table>
-        <caption className="visually-hidden">Webhook endpoints</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">URL</th>
-            <th scope="col">State</th>
-            <th scope="col">Last delivery</th>
-            <th scope="col">Failing</th>
-          </tr>
-        </thead>
-        <tbody>
-          {endpoints.map((e) => (
-            <tr key={e.id}>
-              <td className="wrap">
-                <Link to={e.id}>{e.name}</Link>
-              </td>
-              <td className="wrap mono">{e.url}</td>
-              <td>
-                <span className={`badge ${e.enabled ? 'ok' : 'neutral'}`}>{e.enabled ? 'enabled' : 'disabled'}</span>
-              </td>
-              <td className="nowrap">
-                {e.last_delivery ? (
-                  <>
-                    <DeliveryStatusBadge status={e.last_delivery.status} /> <RelativeTime at={e.last_delivery.at} />
-                  </>
-                ) : (
-                  'none yet'
-                )}
-              </td>
-              <td className="nowrap">
-                {e.failing_since ? (
-                  <>
-                    <span className="badge danger">failing</span> started <RelativeTime at={e.failing_since} />
-                  </>
-                ) : (
-                  'no'
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </TableWrap>
+    <DataTable
+      caption="Webhook endpoints"
+      rows={endpoints}
+      rowKey={(e) => e.id}
+      columns={[
+        { header: 'Name', className: 'wrap', cell: (e) => <Link to={e.id}>{e.name}</Link> },
+        { header: 'URL', className: 'wrap mono', cell: (e) => e.url },
+        {
+          header: 'State',
+          cell: (e) => (
+            <span className={`badge ${e.enabled ? 'ok' : 'neutral'}`}>{e.enabled ? 'enabled' : 'disabled'}</span>
+          ),
+        },
+        {
+          header: 'Last delivery',
+          className: 'nowrap',
+          cell: (e) =>
+            e.last_delivery ? (
+              <>
+                <DeliveryStatusBadge status={e.last_delivery.status} /> <RelativeTime at={e.last_delivery.at} />
+              </>
+            ) : (
+              'none yet'
+            ),
+        },
+        {
+          header: 'Failing',
+          className: 'nowrap',
+          cell: (e) =>
+            e.failing_since ? (
+              <>
+                <span className="badge danger">failing</span> started <RelativeTime at={e.failing_since} />
+              </>
+            ) : (
+              'no'
+            ),
+        },
+      ]}
+    />
   );
 }

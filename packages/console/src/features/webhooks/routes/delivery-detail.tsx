@@ -1,7 +1,7 @@
 import { Link, useParams } from 'react-router';
 import { DeliveryStatusBadge } from '../../../components/delivery-status.tsx';
 import { Page } from '../../../components/page.tsx';
-import { BlockSkeleton, ErrorNotice, WriteError } from '../../../components/query-states.tsx';
+import { BlockSkeleton, QueryStatus, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
 import { Gate, useCan } from '../../auth/index.ts';
 import { useDelivery, useRedeliver } from '../api/deliveries.ts';
@@ -13,16 +13,14 @@ function DeliveryDetail() {
   const redeliver = useRedeliver(endpointId);
   const canWrite = useCan('manageWebhooks');
   const back = { label: 'Back to the endpoint', to: `/settings/integrations/webhooks/${endpointId}` };
-  if (delivery.isPending)
+  if (!delivery.isSuccess)
     return (
       <Page title="Delivery" back={back}>
-        <BlockSkeleton height="14rem" label="the delivery" />
-      </Page>
-    );
-  if (delivery.isError)
-    return (
-      <Page title="Delivery" back={back}>
-        <ErrorNotice error={delivery.error} what="this delivery" onRetry={() => delivery.refetch()} />
+        <QueryStatus
+          query={delivery}
+          what="this delivery"
+          pending={<BlockSkeleton height="14rem" label="the delivery" />}
+        />
       </Page>
     );
   const d = delivery.data;

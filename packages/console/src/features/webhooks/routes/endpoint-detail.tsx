@@ -8,6 +8,7 @@ import {
   BlockSkeleton,
   EmptyState,
   ErrorNotice,
+  QueryView,
   TableSkeleton,
   WriteError,
 } from '../../../components/query-states.tsx';
@@ -78,31 +79,35 @@ function Deliveries({ endpointId, canWrite }: { endpointId: string; canWrite: bo
           Delivery queued again; its row updates when the attempt ends.
         </p>
       )}
-      {deliveries.isPending ? (
-        <TableSkeleton columns={7} rows={5} label="deliveries" />
-      ) : deliveries.isError ? (
-        <ErrorNotice error={deliveries.error} what="the deliveries" onRetry={() => deliveries.refetch()} />
-      ) : deliveries.data.deliveries.length === 0 ? (
-        <EmptyState title={status ? `No ${status} deliveries` : 'No deliveries yet'}>
-          <p>
-            {status
-              ? 'Pick another status, or All.'
-              : canWrite
-                ? 'Send a test event to check that your receiver answers, or wait for the next signal.'
-                : 'Deliveries appear here with the next signal.'}
-          </p>
-        </EmptyState>
-      ) : (
-        <>
-          <DeliveriesTable
-            deliveries={deliveries.data.deliveries}
-            canRedeliver={canWrite}
-            redelivering={redeliver.isPending ? redeliver.variables : undefined}
-            onRedeliver={(id) => redeliver.mutate(id)}
-          />
-          <Pager pager={pager} nextBefore={deliveries.data.next_before} label="Deliveries" />
-        </>
-      )}
+      <QueryView
+        query={deliveries}
+        what="the deliveries"
+        pending={<TableSkeleton columns={7} rows={5} label="deliveries" />}
+      >
+        {(data) =>
+          data.deliveries.length === 0 ? (
+            <EmptyState title={status ? `No ${status} deliveries` : 'No deliveries yet'}>
+              <p>
+                {status
+                  ? 'Pick another status, or All.'
+                  : canWrite
+                    ? 'Send a test event to check that your receiver answers, or wait for the next signal.'
+                    : 'Deliveries appear here with the next signal.'}
+              </p>
+            </EmptyState>
+          ) : (
+            <>
+              <DeliveriesTable
+                deliveries={data.deliveries}
+                canRedeliver={canWrite}
+                redelivering={redeliver.isPending ? redeliver.variables : undefined}
+                onRedeliver={(id) => redeliver.mutate(id)}
+              />
+              <Pager pager={pager} nextBefore={data.next_before} label="Deliveries" />
+            </>
+          )
+        }
+      </QueryView>
     </section>
   );
 }

@@ -1,6 +1,6 @@
 import { useNavigate, useParams } from 'react-router';
 import { Page } from '../../../components/page.tsx';
-import { BlockSkeleton, ErrorNotice } from '../../../components/query-states.tsx';
+import { BlockSkeleton, QueryStatus } from '../../../components/query-states.tsx';
 import { Gate } from '../../auth/index.ts';
 import { type EventType, useEndpoint, useUpdateEndpoint } from '../api/endpoints.ts';
 import { EndpointForm } from '../components/endpoint-form/endpoint-form.tsx';
@@ -12,16 +12,14 @@ function EditEndpoint() {
   const navigate = useNavigate();
   const detail = `/settings/integrations/webhooks/${endpointId}`;
   const back = { label: 'Back to the endpoint', to: detail };
-  if (endpoint.isPending)
+  if (!endpoint.isSuccess)
     return (
       <Page title="Edit endpoint" back={back}>
-        <BlockSkeleton height="20rem" label="the endpoint" />
-      </Page>
-    );
-  if (endpoint.isError)
-    return (
-      <Page title="Edit endpoint" back={back}>
-        <ErrorNotice error={endpoint.error} what="this endpoint" onRetry={() => endpoint.refetch()} />
+        <QueryStatus
+          query={endpoint}
+          what="this endpoint"
+          pending={<BlockSkeleton height="20rem" label="the endpoint" />}
+        />
       </Page>
     );
   const e = endpoint.data;

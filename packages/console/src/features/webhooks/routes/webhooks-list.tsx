@@ -1,6 +1,6 @@
 import { useNavigate } from 'react-router';
 import { Page } from '../../../components/page.tsx';
-import { EmptyState, ErrorNotice, TableSkeleton } from '../../../components/query-states.tsx';
+import { EmptyState, QueryView, TableSkeleton } from '../../../components/query-states.tsx';
 import { Gate, useCan } from '../../auth/index.ts';
 import { useEndpoints } from '../api/endpoints.ts';
 import { EndpointTable } from '../components/endpoint-table.tsx';
@@ -25,21 +25,25 @@ function WebhooksList() {
           <p>You can look at endpoints and their deliveries. Only admins can add or change them.</p>
         </div>
       )}
-      {endpoints.isPending ? (
-        <TableSkeleton columns={5} rows={3} label="endpoints" />
-      ) : endpoints.isError ? (
-        <ErrorNotice error={endpoints.error} what="the endpoints" onRetry={() => endpoints.refetch()} />
-      ) : endpoints.data.endpoints.length === 0 ? (
-        <EmptyState title="No endpoints yet">
-          <p>
-            {canWrite
-              ? 'Add an endpoint with the https:// URL of your receiver; Guard then sends it every new signal.'
-              : 'An admin of your organisation can add one.'}
-          </p>
-        </EmptyState>
-      ) : (
-        <EndpointTable endpoints={endpoints.data.endpoints} />
-      )}
+      <QueryView
+        query={endpoints}
+        what="the endpoints"
+        pending={<TableSkeleton columns={5} rows={3} label="endpoints" />}
+      >
+        {(data) =>
+          data.endpoints.length === 0 ? (
+            <EmptyState title="No endpoints yet">
+              <p>
+                {canWrite
+                  ? 'Add an endpoint with the https:// URL of your receiver; Guard then sends it every new signal.'
+                  : 'An admin of your organisation can add one.'}
+              </p>
+            </EmptyState>
+          ) : (
+            <EndpointTable endpoints={data.endpoints} />
+          )
+        }
+      </QueryView>
     </Page>
   );
 }
