@@ -7,7 +7,7 @@ export {
   useSession,
   useSignOut,
 } from './api/session.ts';
-export { Gate } from './components/gate.tsx';
+export { Gate, gated } from './components/gate.tsx';
 export { PASSWORD_MIN, passwordProblem } from './password-rules.ts';
 export { can, homePath, type Permission, type Role } from './permissions.ts';
 export { SetPasswordPage } from './routes/set-password.tsx';

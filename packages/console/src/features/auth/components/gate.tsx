@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import type { ComponentType, ReactNode } from 'react';
 import { Page } from '../../../components/page.tsx';
 import type { Permission } from '../permissions.ts';
 import { useCan } from '../user-context.ts';
@@ -11,4 +11,15 @@ export function Gate({ permission, children }: { permission: Permission; childre
       <p>Your role cannot open this page. Ask an admin of your organisation if you need it.</p>
     </Page>
   );
+}
+
+/** A route module's page behind a Gate: `export default gated('readAudit', AuditLog)`. */
+export function gated(permission: Permission, Content: ComponentType): ComponentType {
+  return function GatedPage() {
+    return (
+      <Gate permission={permission}>
+        <Content />
+      </Gate>
+    );
+  };
 }

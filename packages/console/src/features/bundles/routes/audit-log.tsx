@@ -6,7 +6,7 @@ import { EmptyState, QueryView, TableSkeleton } from '../../../components/query-
 import { RelativeTime } from '../../../components/relative-time.tsx';
 import { useKeysetPager } from '../../../lib/keyset-pager.ts';
 import { useUrlFilters } from '../../../lib/search-params.ts';
-import { Gate, useUser } from '../../auth/index.ts';
+import { gated, useUser } from '../../auth/index.ts';
 import { type AuditFilters, useAuditLog } from '../api/bundles.ts';
 
 function AuditLog() {
@@ -74,12 +74,4 @@ function AuditLog() {
   );
 }
 
-export function AuditLogPage() {
-  return (
-    <Gate permission="readAudit">
-      <AuditLog />
-    </Gate>
-  );
-}
-
-export default AuditLogPage;
+export default gated('readAudit', AuditLog);

@@ -4,7 +4,7 @@ import { Page } from '../../../components/page.tsx';
 import { BlockSkeleton, QueryStatus } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
 import { formatBytes } from '../../../lib/bytes.ts';
-import { Gate } from '../../auth/index.ts';
+import { gated } from '../../auth/index.ts';
 import { bundleDownloadUrl, useBundle } from '../api/bundles.ts';
 import { Insights } from '../components/insights.tsx';
 
@@ -124,12 +124,4 @@ function BundleDetail() {
   );
 }
 
-export function BundleDetailPage() {
-  return (
-    <Gate permission="readBundles">
-      <BundleDetail />
-    </Gate>
-  );
-}
-
-export default BundleDetailPage;
+export default gated('readBundles', BundleDetail);

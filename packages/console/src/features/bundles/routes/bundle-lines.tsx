@@ -1,7 +1,7 @@
 import { useParams, useSearchParams } from 'react-router';
 import { Page } from '../../../components/page.tsx';
 import { BlockSkeleton, ErrorNotice } from '../../../components/query-states.tsx';
-import { Gate } from '../../auth/index.ts';
+import { gated } from '../../auth/index.ts';
 import { useMemberLines } from '../api/bundles.ts';
 
 /** Lines shown before and after the evidence line. */
@@ -41,12 +41,4 @@ function BundleLines() {
   );
 }
 
-export function BundleLinesPage() {
-  return (
-    <Gate permission="readBundles">
-      <BundleLines />
-    </Gate>
-  );
-}
-
-export default BundleLinesPage;
+export default gated('readBundles', BundleLines);

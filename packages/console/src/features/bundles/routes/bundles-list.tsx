@@ -7,7 +7,7 @@ import { RelativeTime } from '../../../components/relative-time.tsx';
 import { formatBytes } from '../../../lib/bytes.ts';
 import { useKeysetPager } from '../../../lib/keyset-pager.ts';
 import { useUrlFilters } from '../../../lib/search-params.ts';
-import { Gate, useUser } from '../../auth/index.ts';
+import { gated, useUser } from '../../auth/index.ts';
 import { type BundleFilters as Filters, useBundles } from '../api/bundles.ts';
 import { BundleFilters } from '../components/bundle-filters.tsx';
 
@@ -77,12 +77,4 @@ function BundlesList() {
   );
 }
 
-export function BundlesListPage() {
-  return (
-    <Gate permission="readBundles">
-      <BundlesList />
-    </Gate>
-  );
-}
-
-export default BundlesListPage;
+export default gated('readBundles', BundlesList);

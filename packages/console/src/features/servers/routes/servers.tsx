@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { Page } from '../../../components/page.tsx';
 import { EmptyState, QueryView, TableSkeleton } from '../../../components/query-states.tsx';
-import { Gate, useCan, useUser } from '../../auth/index.ts';
+import { gated, useCan, useUser } from '../../auth/index.ts';
 import { useBundleRequests, useRequestBundle, useServers } from '../api/servers.ts';
 import { BundleRequests } from '../components/bundle-requests.tsx';
 import { EnrollmentTokens } from '../components/enrollment-tokens.tsx';
@@ -65,12 +65,4 @@ function Servers() {
   );
 }
 
-export function ServersPage() {
-  return (
-    <Gate permission="readServers">
-      <Servers />
-    </Gate>
-  );
-}
-
-export default ServersPage;
+export default gated('readServers', Servers);

@@ -4,7 +4,7 @@ import { ACTIONS, DataTable } from '../../../components/data-table.tsx';
 import { Page } from '../../../components/page.tsx';
 import { QueryView, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { Gate, useUser } from '../../auth/index.ts';
+import { gated, useUser } from '../../auth/index.ts';
 import { type UserRole, useChangeRole, useNewPasswordLink, useRemoveUser, useUsers } from '../api/users.ts';
 import { AddUserForm, SetPasswordLink } from '../components/add-user-form.tsx';
 
@@ -105,12 +105,4 @@ function Users() {
   );
 }
 
-export function UsersPage() {
-  return (
-    <Gate permission="manageUsers">
-      <Users />
-    </Gate>
-  );
-}
-
-export default UsersPage;
+export default gated('manageUsers', Users);

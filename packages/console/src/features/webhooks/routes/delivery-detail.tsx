@@ -3,7 +3,7 @@ import { DeliveryStatusBadge } from '../../../components/delivery-status.tsx';
 import { Page } from '../../../components/page.tsx';
 import { BlockSkeleton, QueryStatus, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
-import { Gate, useCan } from '../../auth/index.ts';
+import { gated, useCan } from '../../auth/index.ts';
 import { useDelivery, useRedeliver } from '../api/deliveries.ts';
 import { AttemptItem } from '../components/attempt-detail.tsx';
 
@@ -89,12 +89,4 @@ function DeliveryDetail() {
   );
 }
 
-export function DeliveryDetailPage() {
-  return (
-    <Gate permission="readWebhooks">
-      <DeliveryDetail />
-    </Gate>
-  );
-}
-
-export default DeliveryDetailPage;
+export default gated('readWebhooks', DeliveryDetail);

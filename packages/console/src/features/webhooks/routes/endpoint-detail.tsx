@@ -14,7 +14,7 @@ import {
 } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
 import { useKeysetPager } from '../../../lib/keyset-pager.ts';
-import { Gate, useCan } from '../../auth/index.ts';
+import { gated, useCan } from '../../auth/index.ts';
 import { useDeliveries, useRedeliver } from '../api/deliveries.ts';
 import { useDeleteEndpoint, useEndpoint, useSendTestEvent, useUpdateEndpoint } from '../api/endpoints.ts';
 import { useReplays } from '../api/replays.ts';
@@ -213,12 +213,4 @@ function EndpointDetail() {
   );
 }
 
-export function EndpointDetailPage() {
-  return (
-    <Gate permission="readWebhooks">
-      <EndpointDetail />
-    </Gate>
-  );
-}
-
-export default EndpointDetailPage;
+export default gated('readWebhooks', EndpointDetail);

@@ -1,7 +1,7 @@
 import { useNavigate, useParams } from 'react-router';
 import { Page } from '../../../components/page.tsx';
 import { BlockSkeleton, QueryStatus } from '../../../components/query-states.tsx';
-import { Gate } from '../../auth/index.ts';
+import { gated } from '../../auth/index.ts';
 import { type EventType, useEndpoint, useUpdateEndpoint } from '../api/endpoints.ts';
 import { EndpointForm } from '../components/endpoint-form/endpoint-form.tsx';
 
@@ -49,12 +49,4 @@ function EditEndpoint() {
   );
 }
 
-export function EditEndpointPage() {
-  return (
-    <Gate permission="manageWebhooks">
-      <EditEndpoint />
-    </Gate>
-  );
-}
-
-export default EditEndpointPage;
+export default gated('manageWebhooks', EditEndpoint);

@@ -1,6 +1,6 @@
 import { useNavigate } from 'react-router';
 import { Page } from '../../../components/page.tsx';
-import { Gate } from '../../auth/index.ts';
+import { gated } from '../../auth/index.ts';
 import { useCreateEndpoint } from '../api/endpoints.ts';
 import { EndpointForm } from '../components/endpoint-form/endpoint-form.tsx';
 
@@ -28,12 +28,4 @@ function NewEndpoint() {
   );
 }
 
-export function NewEndpointPage() {
-  return (
-    <Gate permission="manageWebhooks">
-      <NewEndpoint />
-    </Gate>
-  );
-}
-
-export default NewEndpointPage;
+export default gated('manageWebhooks', NewEndpoint);

@@ -1,7 +1,7 @@
 import { useNavigate } from 'react-router';
 import { Page } from '../../../components/page.tsx';
 import { EmptyState, QueryView, TableSkeleton } from '../../../components/query-states.tsx';
-import { Gate, useCan } from '../../auth/index.ts';
+import { gated, useCan } from '../../auth/index.ts';
 import { useEndpoints } from '../api/endpoints.ts';
 import { EndpointTable } from '../components/endpoint-table.tsx';
 
@@ -48,12 +48,4 @@ function WebhooksList() {
   );
 }
 
-export function WebhooksListPage() {
-  return (
-    <Gate permission="readWebhooks">
-      <WebhooksList />
-    </Gate>
-  );
-}
-
-export default WebhooksListPage;
+export default gated('readWebhooks', WebhooksList);
