@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { buildApp } from '../../server/src/app.ts';
 import { loadServerConfig } from '../../server/src/config.ts';
-import { createLogger } from '../../server/src/logger.ts';
+import { createLogger } from '../../server/src/kernel/logger.ts';
 import { openDeps } from '../../server/src/server.ts';
 
 const CONSOLE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');

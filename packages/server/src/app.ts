@@ -7,7 +7,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { agentKeyLookup, agentRoutes } from './agents/index.ts';
-import { apiDocs } from './api-docs.ts';
 import { auditRoutes } from './audit/index.ts';
 import { authenticateRequests, authRoutes } from './auth/index.ts';
 import { bundleRequestRoutes } from './bundle-requests/index.ts';
@@ -15,19 +14,20 @@ import { consoleRoutes } from './console/index.ts';
 import type { AppDeps } from './deps.ts';
 import { detectionRoutes } from './detection/index.ts';
 import { enrollmentRoutes } from './enrollment/index.ts';
-import { errorResponses } from './error-responses.ts';
-import { fastifyOptions } from './fastify-options.ts';
-import { gracefulShutdown } from './graceful-shutdown.ts';
 import { healthRoutes } from './health.ts';
-import { bodyDeadline } from './http-limits.ts';
 import { insightRoutes } from './insights/index.ts';
+import { apiDocs } from './kernel/api-docs.ts';
+import { errorResponses } from './kernel/error-responses.ts';
+import { fastifyOptions } from './kernel/fastify-options.ts';
+import { gracefulShutdown } from './kernel/graceful-shutdown.ts';
+import { bodyDeadline } from './kernel/http-limits.ts';
+import { refuseNulCharacters, requestValidatorCompiler } from './kernel/request-validation.ts';
+import { SERVER_VERSION } from './kernel/version.ts';
 import { objectRoutes } from './objects/index.ts';
-import { refuseNulCharacters, requestValidatorCompiler } from './request-validation.ts';
 import { signalRoutes } from './signals/index.ts';
 import { supportRoutes } from './support/index.ts';
 import { tenantRoutes } from './tenants/index.ts';
 import { userRoutes } from './users/index.ts';
-import { SERVER_VERSION } from './version.ts';
 import { webhookRoutes } from './webhooks/index.ts';
 
 export async function buildApp(

@@ -3,7 +3,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ConfigError, LEASE_MARGIN_MS, loadServerConfig, parseServerArgs, SETTINGS, tracingConfig } from './config.ts';
+import { ConfigError, loadServerConfig, parseServerArgs, SETTINGS } from './config.ts';
+import { tracingConfig } from './tracing/settings.ts';
+import { LEASE_MARGIN_MS } from './webhooks/settings.ts';
 
 let dir: string;
 before(async () => {

@@ -8,12 +8,12 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { access, link, mkdir, rm, unlink } from 'node:fs/promises';
 import type { Readable, Writable } from 'node:stream';
 import type { ServerConfig } from './config.ts';
-import { lockDataDir } from './data-dir-lock.ts';
 import { openDatabase } from './db/index.ts';
-import { loadOrCreateMasterKey } from './master-key.ts';
+import { lockDataDir } from './kernel/data-dir-lock.ts';
+import { loadOrCreateMasterKey } from './kernel/master-key.ts';
+import { SERVER_VERSION } from './kernel/version.ts';
 import { openObjectStore } from './objects/index.ts';
 import { exportData, importData, type TransferSummary } from './transfer/index.ts';
-import { SERVER_VERSION } from './version.ts';
 
 /** Presigned URLs are not made by export or import: the stores need no public URL. */
 const NO_PUBLIC_URL = () => {

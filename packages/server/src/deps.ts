@@ -3,7 +3,7 @@ import type { CommandHub } from './bundle-requests/index.ts';
 import type { ServerConfig } from './config.ts';
 import type { Db } from './db/index.ts';
 import type { DetectionPolicies } from './detection/index.ts';
-import type { MasterKey } from './master-key.ts';
+import type { MasterKey } from './kernel/master-key.ts';
 import type { ObjectStore } from './objects/index.ts';
 import type { SignalOutbox } from './signals/index.ts';
 import type { Tracer } from './tracing/index.ts';

@@ -18,8 +18,8 @@ import { failure, type Outcome, type Settle, UsageError } from './cli/outcome.ts
 import { addServeCommand } from './cli/serve.ts';
 import { addSetupCommand } from './cli/setup.ts';
 import { ConfigError, parseServerArgs } from './config.ts';
-import { EXIT_CODES } from './exit-codes.ts';
-import { SERVER_VERSION } from './version.ts';
+import { EXIT_CODES } from './kernel/exit-codes.ts';
+import { SERVER_VERSION } from './kernel/version.ts';
 
 function buildProgram(settle: Settle): Command {
   const program = new Command('guard-server')

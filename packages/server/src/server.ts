@@ -13,7 +13,6 @@ import { ArchivePool } from './analysis/index.ts';
 import { buildApp } from './app.ts';
 import { BundleRequestsRepository, CommandHub } from './bundle-requests/index.ts';
 import type { ServerConfig } from './config.ts';
-import { type DataDirLock, lockDataDir } from './data-dir-lock.ts';
 import { type Db, engineOf, exclusiveJob, openDatabase } from './db/index.ts';
 import type { AppDeps } from './deps.ts';
 import { DetectionPolicies } from './detection/index.ts';
@@ -25,9 +24,10 @@ import {
   InsightsWorker,
   insightsThreads,
 } from './insights/index.ts';
-import { createLogger, type Logger } from './logger.ts';
-import { loadOrCreateMasterKey } from './master-key.ts';
-import { listenMetrics, type MetricsListener } from './metrics-listener.ts';
+import { type DataDirLock, lockDataDir } from './kernel/data-dir-lock.ts';
+import { createLogger, type Logger } from './kernel/logger.ts';
+import { loadOrCreateMasterKey } from './kernel/master-key.ts';
+import { listenMetrics, type MetricsListener } from './kernel/metrics-listener.ts';
 import { collectExpiredUploads, openObjectStore } from './objects/index.ts';
 import { SignalOutbox } from './signals/index.ts';
 import { NO_TRACER, startTracing, type Tracer } from './tracing/index.ts';

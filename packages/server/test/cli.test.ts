@@ -10,7 +10,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { SETTINGS } from '../src/config.ts';
-import { EXIT_CODES } from '../src/exit-codes.ts';
+import { EXIT_CODES } from '../src/kernel/exit-codes.ts';
 import { makeTempDir, SERVER_BIN, SERVER_DIR, waitFor } from './harness.ts';
 import { UNPRIVILEGED } from './unprivileged.ts';
 

@@ -14,7 +14,7 @@ import { hashPassword, hashSecret, newId, newSecret, verifyPassword } from '../s
 import type { DatabaseConfig } from '../src/config.ts';
 import { type BundleRequestTable, engineOf, openDatabase } from '../src/db/index.ts';
 import { migrateTo, migrateToLatest } from '../src/db/migrations.ts';
-import { isUniqueViolation } from '../src/errors.ts';
+import { isUniqueViolation } from '../src/kernel/errors.ts';
 import { open } from '../src/webhooks/secret-box.ts';
 import { signIn } from './console-session.ts';
 import {

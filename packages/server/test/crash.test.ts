@@ -8,7 +8,7 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { SHUTDOWN_GRACE_MS } from '../src/graceful-shutdown.ts';
+import { SHUTDOWN_GRACE_MS } from '../src/kernel/graceful-shutdown.ts';
 import {
   api,
   enrollAgent,

@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
 import type { DatabaseConfig } from '../src/config.ts';
 import { type Db, engineOf, openDatabase } from '../src/db/index.ts';
 import { migrateTo, migrateToLatest } from '../src/db/migrations.ts';
-import { isUniqueViolation } from '../src/errors.ts';
+import { isUniqueViolation } from '../src/kernel/errors.ts';
 import { makeTempDir } from './harness.ts';
 import { databaseFlags, dropTestDatabase, ON_POSTGRES } from './test-database.ts';
 

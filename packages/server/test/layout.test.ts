@@ -1,21 +1,24 @@
 // The server's layout rules (STYLE.md, convention 1 and "Layers"; docs/architecture.md).
 //
 // src/ reads bottom-up in three layers:
-//   - the kernel: src/'s own files that know no capability — errors, ids, pagination,
-//     route-schemas, request-validation, http-limits, error-responses, fastify-options,
-//     graceful-shutdown, logger, metrics-listener, master-key, data-dir-lock, api-docs,
-//     background-loop, version, exit-codes, and any new root file not listed as wiring below. A kernel file
-//     imports only other kernel files; it declares the narrow types it takes (HttpLimits,
-//     LogLevel, MetricsAddress) and config.ts composes them.
-//   - the capabilities: every folder of src/ (agents, auth, webhooks, …). A capability
-//     imports the kernel and other capabilities' index.ts, declares the deps it needs as its
-//     own types (AgentsDeps, WebhooksDeps, …) and owns the type of its settings
-//     (db/settings.ts, tracing/settings.ts, auth/settings.ts); it never imports the wiring.
-//   - the wiring: WIRING below — the entry point, the config loader, AppDeps and the files that
-//     open and compose the capabilities (server.ts, app.ts, setup, data transfer, health) —
-//     and the folders of WIRING_FOLDERS (cli/: the entry point's commands).
+//   - the kernel: src/kernel/, what every capability uses and that knows no capability —
+//     errors, ids, pagination, route schemas, request validation, HTTP limits, error responses,
+//     Fastify options, graceful shutdown, logger, metrics listener, master key, data-dir lock,
+//     API docs, the background loop, settings rows, version, exit codes. A kernel file imports
+//     only other kernel files; it declares the narrow types it takes (HttpLimits, LogLevel,
+//     MetricsAddress) and config.ts composes them.
+//   - the capabilities: every other folder of src/ (agents, auth, webhooks, …) but the wiring's
+//     cli/. A capability imports the kernel and other capabilities' faces, declares the deps it
+//     needs as its own types (AgentsDeps, WebhooksDeps, …) and owns its settings; it never
+//     imports the wiring. Its faces: index.ts (what it does) and, for a capability with
+//     settings, settings.ts (its rows of the settings table, their type and their parser). A
+//     settings.ts imports only the kernel, so that reading the config loads no capability's
+//     code (no database driver, no S3 client at `guard-server --help`).
+//   - the wiring: src/'s own files — the entry point, the config loader, AppDeps and the files
+//     that open and compose the capabilities (server.ts, app.ts, setup, data transfer,
+//     health) — and the folders of WIRING_FOLDERS (cli/: the entry point's commands).
 // Rules: each capability folder has a narrow index.ts and code outside a folder imports only
-// that index; capability folders import each other without a cycle; no two files of src/
+// its faces; capability folders import each other without a cycle; no two files of src/
 // import each other round a circle, type-only imports included; no capability imports the
 // wiring; the kernel imports no capability and no wiring. Tests (*.test.ts, beside the code or
 // here in test/) are outside the layers and may import anything. Imports are read from the
@@ -39,13 +42,16 @@ const REPO = resolve(SERVER_DIR, '..', '..');
  */
 const WIRING_FOLDERS = ['cli'];
 
-/** Every other folder of src/ is a capability; src/'s own files are the kernel below them or the wiring above. */
+/** The bottom layer's folder. */
+const KERNEL = 'kernel';
+
+/** Every other folder of src/ is a capability; src/'s own files are the wiring above them. */
 const capabilities = readdirSync(SRC).filter(
-  (name) => statSync(join(SRC, name)).isDirectory() && !WIRING_FOLDERS.includes(name),
+  (name) => statSync(join(SRC, name)).isDirectory() && !WIRING_FOLDERS.includes(name) && name !== KERNEL,
 );
 
-/** The root files that compose the capabilities; every other root file is kernel. */
-const WIRING = ['app.ts', 'config.ts', 'data-transfer.ts', 'deps.ts', 'health.ts', 'main.ts', 'server.ts', 'setup.ts'];
+/** A capability's faces: the files of its folder that code outside it may import. */
+const FACES = ['index.ts', 'settings.ts'];
 
 type Layer = 'kernel' | 'capability' | 'wiring';
 
@@ -53,8 +59,9 @@ type Layer = 'kernel' | 'capability' | 'wiring';
 function layerOf(path: string): Layer | undefined {
   const rel = relative(SRC, path);
   if (rel.startsWith('..')) return undefined;
-  if (rel.includes(sep)) return WIRING_FOLDERS.includes(rel.split(sep)[0]) ? 'wiring' : 'capability';
-  return WIRING.includes(rel) ? 'wiring' : 'kernel';
+  if (!rel.includes(sep)) return 'wiring';
+  const folder = rel.split(sep)[0];
+  return folder === KERNEL ? 'kernel' : WIRING_FOLDERS.includes(folder) ? 'wiring' : 'capability';
 }
 
 function tsFiles(dir: string): string[] {
@@ -85,14 +92,26 @@ function capabilityOf(path: string): string | undefined {
   return rest.length > 0 && capabilities.includes(first) ? first : undefined;
 }
 
-/** The imports of `file` that reach into another capability past its index.ts. */
+/** The imports of `file` that reach into another capability past its faces. */
 function innerImportsOf(file: string, targets: string[]): string[] {
   const own = capabilityOf(file);
   return targets.flatMap((target) => {
     const capability = capabilityOf(target);
-    if (capability === undefined || capability === own || target === join(SRC, capability, 'index.ts')) return [];
+    if (capability === undefined || capability === own) return [];
+    if (FACES.some((face) => target === join(SRC, capability, face))) return [];
     return [`${relative(REPO, file)} imports ${relative(REPO, target)} (use src/${capability}/index.ts)`];
   });
+}
+
+/** The imports of a capability's settings.ts that are not kernel: they would load code when the config is read. */
+function settingsImportsOf(file: string, targets: string[]): string[] {
+  const capability = capabilityOf(file);
+  if (capability === undefined || file !== join(SRC, capability, 'settings.ts')) return [];
+  return targets
+    .filter((target) => layerOf(target) !== 'kernel')
+    .map(
+      (target) => `${relative(REPO, file)} imports ${relative(REPO, target)} (a settings face imports only the kernel)`,
+    );
 }
 
 const innerImports = (files: string[]) => files.flatMap((file) => innerImportsOf(file, importsOf(file)));
@@ -152,11 +171,11 @@ test('every capability folder has an index.ts', () => {
   );
 });
 
-test('code outside a capability folder imports only its index.ts', () => {
+test('code outside a capability folder imports only its faces (index.ts, settings.ts)', () => {
   assert.deepEqual(innerImports(tsFiles(SRC)), []);
 });
 
-test('benchmarks and scripts import the server only through its capabilities’ index.ts', () => {
+test('benchmarks and scripts import the server only through its capabilities’ faces', () => {
   const files = ['bench', 'scripts'].flatMap((dir) => tsFiles(join(REPO, dir)));
   assert.ok(files.length > 0, 'bench/ and scripts/ hold TypeScript files');
   assert.deepEqual(innerImports(files), []);
@@ -192,12 +211,17 @@ test('no two files of src/ import each other round a circle, type-only imports i
   assert.deepEqual(cycles, []);
 });
 
-test('no capability imports the wiring, and the kernel imports no capability and no wiring', () => {
+test('a capability’s settings.ts imports only the kernel', () => {
+  const faces = capabilities.filter((c) => statSync(join(SRC, c, 'settings.ts'), { throwIfNoEntry: false }));
+  assert.ok(faces.includes('webhooks') && faces.includes('db'), `settings faces found: ${faces.join(', ')}`);
   assert.deepEqual(
-    WIRING.filter((file) => !statSync(join(SRC, file), { throwIfNoEntry: false })?.isFile()),
+    sourceFiles().flatMap((file) => settingsImportsOf(file, importsOf(file))),
     [],
-    'every wiring file named exists',
   );
+});
+
+test('no capability imports the wiring, and the kernel imports no capability and no wiring', () => {
+  assert.ok(statSync(join(SRC, KERNEL, 'errors.ts')).isFile(), 'the kernel is src/kernel/');
   assert.deepEqual(
     sourceFiles().flatMap((file) => upwardImportsOf(file, importsOf(file))),
     [],
@@ -231,17 +255,28 @@ test('an import of another capability’s inner file is reported; its index, its
     innerImportsOf(join(SRC, 'webhooks', 'routes.ts'), [
       worker,
       join(SRC, 'signals', 'index.ts'),
-      join(SRC, 'errors.ts'),
+      join(SRC, 'kernel', 'errors.ts'),
     ]),
     [],
   );
+  assert.deepEqual(innerImportsOf(join(SRC, 'config.ts'), [join(SRC, 'webhooks', 'settings.ts')]), []);
+});
+
+test('a settings face that imports more than the kernel is reported', () => {
+  const face = join(SRC, 'objects', 'settings.ts');
+  assert.deepEqual(settingsImportsOf(face, [join(SRC, 'kernel', 'settings.ts')]), []);
+  assert.deepEqual(settingsImportsOf(face, [join(SRC, 'objects', 's3-store.ts'), join(SRC, 'db', 'index.ts')]), [
+    'packages/server/src/objects/settings.ts imports packages/server/src/objects/s3-store.ts (a settings face imports only the kernel)',
+    'packages/server/src/objects/settings.ts imports packages/server/src/db/index.ts (a settings face imports only the kernel)',
+  ]);
+  assert.deepEqual(settingsImportsOf(join(SRC, 'objects', 'gc.ts'), [join(SRC, 'db', 'index.ts')]), []);
 });
 
 test('an upward import is reported; a downward one is not', () => {
   const routes = join(SRC, 'agents', 'routes.ts');
   const deps = join(SRC, 'deps.ts');
-  const errors = join(SRC, 'errors.ts');
-  const logger = join(SRC, 'logger.ts');
+  const errors = join(SRC, 'kernel', 'errors.ts');
+  const logger = join(SRC, 'kernel', 'logger.ts');
   assert.deepEqual(upwardImportsOf(routes, [deps, errors, join(SRC, 'db', 'index.ts')]), [
     'packages/server/src/agents/routes.ts (capability) imports packages/server/src/deps.ts (wiring)',
   ]);

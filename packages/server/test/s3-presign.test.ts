@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { parseObjectStore } from '../src/config.ts';
 import { type ObjectStore, openObjectStore } from '../src/objects/index.ts';
+import { parseObjectStore } from '../src/objects/settings.ts';
 import {
   api,
   type EnrolledAgent,

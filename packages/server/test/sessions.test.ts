@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { loggedUrl } from '../src/logger.ts';
+import { loggedUrl } from '../src/kernel/logger.ts';
 import { asBrowser, type Browser, sessionSetCookie, signIn } from './console-session.ts';
 import { api, isErrorShape, type Loose, setupTenant, startTestServer, type TestServer } from './harness.ts';
 

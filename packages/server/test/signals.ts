@@ -2,7 +2,7 @@
 // tenant's sudo command on web-1, received at `receivedAt`.
 
 import type { SignalTable } from '../src/db/index.ts';
-import { timeOrderedId } from '../src/ids.ts';
+import { timeOrderedId } from '../src/kernel/ids.ts';
 
 export function testSignal(
   tenantId: string,

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadServerConfig } from '../src/config.ts';
 import type { Role } from '../src/db/tables.ts';
-import { timeOrderedId, timeOrderedUuid } from '../src/ids.ts';
+import { timeOrderedId, timeOrderedUuid } from '../src/kernel/ids.ts';
 import { type RunningServer, startServer } from '../src/server.ts';
 import { runSetup } from '../src/setup.ts';
 import { type ApiResult, addUser, api, enrollAgent, type Loose, sleep } from './harness.ts';

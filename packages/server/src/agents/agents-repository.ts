@@ -5,7 +5,7 @@ import type { DetectorStatus } from '@guard/contract/detection';
 import { audit } from '../audit/index.ts';
 import type { UserPrincipal } from '../auth/index.ts';
 import type { AgentTable, Db } from '../db/index.ts';
-import { beforeFilter, type PageRequest } from '../pagination.ts';
+import { beforeFilter, type PageRequest } from '../kernel/pagination.ts';
 
 export class AgentsRepository {
   readonly #db: Db;

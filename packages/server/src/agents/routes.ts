@@ -11,9 +11,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireTenantUser, requireUser } from '../auth/index.ts';
 import type { Db } from '../db/index.ts';
-import { notFound } from '../errors.ts';
-import { nextBefore, parseBefore } from '../pagination.ts';
-import { ErrorResponses, IdParams } from '../route-schemas.ts';
+import { notFound } from '../kernel/errors.ts';
+import { nextBefore, parseBefore } from '../kernel/pagination.ts';
+import { ErrorResponses, IdParams } from '../kernel/route-schemas.ts';
 import { AgentsRepository } from './agents-repository.ts';
 import { AgentList, AgentListQuery, AgentView, agentView, ServerList, ServerListQuery, serverView } from './schemas.ts';
 

@@ -3,7 +3,7 @@
 import { DetectorStatus } from '@guard/contract/detection';
 import { type Static, Type } from 'typebox';
 import type { AgentTable } from '../db/index.ts';
-import { BeforeParam } from '../pagination.ts';
+import { BeforeParam } from '../kernel/pagination.ts';
 
 export const AgentView = Type.Object({
   id: Type.String(),

@@ -1,7 +1,7 @@
 // Reads of the audit log, newest first; tenantId null reads every tenant's (support staff).
 
 import type { AuditTable, Db } from '../db/index.ts';
-import { beforeFilter, type PageRequest } from '../pagination.ts';
+import { beforeFilter, type PageRequest } from '../kernel/pagination.ts';
 
 /** An entry with its actor's email (null once that user is removed). */
 export type AuditEntry = AuditTable & { actor_email: string | null };

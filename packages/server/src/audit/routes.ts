@@ -5,8 +5,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from 'typebox';
 import { requireUser } from '../auth/index.ts';
 import type { Db } from '../db/index.ts';
-import { BeforeParam, nextBefore, parseBefore } from '../pagination.ts';
-import { ErrorResponses } from '../route-schemas.ts';
+import { BeforeParam, nextBefore, parseBefore } from '../kernel/pagination.ts';
+import { ErrorResponses } from '../kernel/route-schemas.ts';
 import { type AuditEntry, AuditRepository } from './audit-repository.ts';
 
 const AuditQuery = Type.Object({

@@ -8,7 +8,7 @@
 // and it cannot be computed without the server key even by someone who reads the database.
 
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 
 export const CSRF_HEADER = 'x-csrf-token';
 

@@ -8,7 +8,7 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Role } from '../db/index.ts';
-import { forbidden, unauthorized } from '../errors.ts';
+import { forbidden, unauthorized } from '../kernel/errors.ts';
 import { checkCsrf, csrfToken } from './csrf.ts';
 import { hashSecret, secretKind } from './secrets.ts';
 import { clearedSessionCookie, readSessionCookie } from './session-cookie.ts';

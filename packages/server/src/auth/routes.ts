@@ -4,7 +4,7 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Db } from '../db/index.ts';
-import type { MasterKey } from '../master-key.ts';
+import type { MasterKey } from '../kernel/master-key.ts';
 import type { AuthContext } from './context.ts';
 import { CredentialsRepository } from './credentials-repository.ts';
 import { LoginRateLimiter } from './login-rate-limit.ts';

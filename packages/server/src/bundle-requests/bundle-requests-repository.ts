@@ -9,8 +9,8 @@ import type { Kysely } from 'kysely';
 import { audit } from '../audit/index.ts';
 import { newId, type UserPrincipal } from '../auth/index.ts';
 import type { BundleRequestState, BundleRequestTable, Database, Db } from '../db/index.ts';
-import { isUniqueViolation } from '../errors.ts';
-import { beforeFilter, type PageRequest } from '../pagination.ts';
+import { isUniqueViolation } from '../kernel/errors.ts';
+import { beforeFilter, type PageRequest } from '../kernel/pagination.ts';
 import { type Decision, decide, EXPIRED_REASON, type RequestChange, type RequestEvent } from './request-states.ts';
 
 /** A request with the hostname its server reported last. */

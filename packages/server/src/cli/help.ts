@@ -4,8 +4,8 @@
 // EXIT_CODES. Tables are aligned columns, two spaces apart, never wrapped.
 
 import type { Command, Help, Option } from 'commander';
-import { EXIT_CODES } from '../exit-codes.ts';
-import { SERVER_VERSION } from '../version.ts';
+import { EXIT_CODES } from '../kernel/exit-codes.ts';
+import { SERVER_VERSION } from '../kernel/version.ts';
 import { SETTINGS_TABLE_OPTIONS, settingsTableRow } from './settings-options.ts';
 
 /** What a command's help says beyond its options: commander's usage and description are not enough. */

@@ -2,7 +2,7 @@
 // (docs/deploy.md). The transfer modules load only when it runs.
 
 import { type Command, Option } from 'commander';
-import type { ExitName } from '../exit-codes.ts';
+import type { ExitName } from '../kernel/exit-codes.ts';
 import { describeCommand } from './help.ts';
 import { failure, type Settle, UsageError } from './outcome.ts';
 import { addSettingOptions, serverConfigOf } from './settings-options.ts';

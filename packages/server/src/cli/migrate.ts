@@ -3,7 +3,7 @@
 // it runs.
 
 import type { Command } from 'commander';
-import type { ExitName } from '../exit-codes.ts';
+import type { ExitName } from '../kernel/exit-codes.ts';
 import { describeCommand } from './help.ts';
 import { failure, type Settle } from './outcome.ts';
 import { addSettingOptions, serverConfigOf } from './settings-options.ts';

@@ -3,7 +3,7 @@
 // process themselves.
 
 import type { ServerConfig } from '../config.ts';
-import type { ExitName } from '../exit-codes.ts';
+import type { ExitName } from '../kernel/exit-codes.ts';
 
 export type Outcome = ExitName | { running: Promise<ExitName> };
 

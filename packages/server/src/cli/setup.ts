@@ -3,7 +3,7 @@
 // scripts. The database modules load only when it runs.
 
 import { type Command, Option } from 'commander';
-import type { ExitName } from '../exit-codes.ts';
+import type { ExitName } from '../kernel/exit-codes.ts';
 import { describeCommand } from './help.ts';
 import { failure, type Settle } from './outcome.ts';
 import { addSettingOptions, serverConfigOf } from './settings-options.ts';

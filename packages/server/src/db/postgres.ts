@@ -10,7 +10,7 @@
 // process.
 
 import pg from 'pg';
-import { markUnreachable } from '../errors.ts';
+import { markUnreachable } from '../kernel/errors.ts';
 
 const INT8 = 20;
 const NUMERIC = 1700;

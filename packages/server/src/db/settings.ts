@@ -1,3 +1,5 @@
+import { ConfigError, type SettingRow, type SettingsReader } from '../kernel/settings.ts';
+
 /**
  * Where the state lives: the embedded SQLite file in the data dir, or a PostgreSQL database
  * shared by any number of replicas (DESIGN §8: `--database postgres://…`).
@@ -15,3 +17,56 @@ export type DatabaseConfig =
       /** Connections in this process's pool. */
       poolSize: number;
     };
+
+export interface DatabaseSettings {
+  database: DatabaseConfig;
+  /**
+   * serve on PostgreSQL applies pending migrations itself (under the migration lock) instead
+   * of refusing to start; SQLite always migrates at start (one process owns it).
+   */
+  migrate: boolean;
+}
+
+/** The database's rows of the settings table (docs/guard-server.md, "Configuration"). */
+export const DATABASE_SETTINGS = [
+  { key: 'database', flag: 'database', env: 'GUARD_SERVER_DATABASE', file: 'database', default: '' },
+  {
+    key: 'databasePoolSize',
+    flag: 'database-pool-size',
+    env: 'GUARD_SERVER_DATABASE_POOL_SIZE',
+    file: 'database_pool_size',
+    default: '10',
+  },
+  { key: 'migrate', flag: 'migrate', env: 'GUARD_SERVER_MIGRATE', file: 'migrate', default: 'false', boolean: true },
+] as const satisfies readonly SettingRow[];
+
+/**
+ * `--database`: empty for the embedded SQLite database, or `postgres://USER@HOST:PORT/DB`
+ * (`postgresql://` too, with libpq's query parameters such as `sslmode`). The password comes
+ * from the URL or else from PGPASSWORD, the variable every PostgreSQL client reads.
+ */
+export function databaseSettings(r: SettingsReader, env: NodeJS.ProcessEnv): DatabaseSettings {
+  return { database: databaseConfig(r, env), migrate: r.bool('migrate') };
+}
+
+function databaseConfig(r: SettingsReader, env: NodeJS.ProcessEnv): DatabaseConfig {
+  const text = r.text('database');
+  const poolSize = r.integer('databasePoolSize', 2, 1000);
+  if (text === '') return { engine: 'sqlite' };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ConfigError(`${r.named('database')} must be a postgres://USER@HOST:PORT/DB URL, got an unparsable value`);
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    throw new ConfigError(
+      `${r.named('database')} must be a postgres://USER@HOST:PORT/DB URL (or empty for SQLite in the data dir), got a ${url.protocol} URL`,
+    );
+  if (url.hostname === '' || url.pathname.replace(/^\//, '') === '')
+    throw new ConfigError(`${r.named('database')} must name a host and a database: postgres://USER@HOST:PORT/DB`);
+  const password = url.password !== '' ? decodeURIComponent(url.password) : env.PGPASSWORD || undefined;
+  const shown = new URL(url.href);
+  if (shown.password !== '') shown.password = '***';
+  return { engine: 'postgres', url: text, password, display: shown.href, poolSize };
+}

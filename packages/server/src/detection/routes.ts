@@ -11,8 +11,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { DETECTION_SIGNAL_TYPE_NAMES, DetectionPolicyChange, DetectionPolicyView } from '@guard/contract/detection';
 import { requireTenantUser } from '../auth/index.ts';
-import { badRequest } from '../errors.ts';
-import { ErrorResponses } from '../route-schemas.ts';
+import { badRequest } from '../kernel/errors.ts';
+import { ErrorResponses } from '../kernel/route-schemas.ts';
 import type { DetectionPolicies } from './detection-policies.ts';
 import { policyView, unknownTypes } from './policy.ts';
 

@@ -4,7 +4,7 @@
 import type { EnrollRequest, EnrollResponse } from '@guard/contract';
 import type { FastifyBaseLogger } from 'fastify';
 import { hashSecret, newId, newSecret } from '../auth/index.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 import type { EnrollmentTokensRepository } from './tokens-repository.ts';
 
 export async function enrollAgent(

@@ -11,9 +11,9 @@ import { type ArchivePool, MAX_CONTEXT_LINES, type MemberLines } from '../analys
 import { audit } from '../audit/index.ts';
 import { requireUser, type UserPrincipal } from '../auth/index.ts';
 import type { Db } from '../db/index.ts';
-import { ApiError, notFound } from '../errors.ts';
+import { ApiError, notFound } from '../kernel/errors.ts';
+import { ErrorResponses, IdParams } from '../kernel/route-schemas.ts';
 import type { ObjectStore } from '../objects/index.ts';
-import { ErrorResponses, IdParams } from '../route-schemas.ts';
 import { InsightsRepository } from './insights-repository.ts';
 
 const READERS = ['support', 'admin', 'member'] as const;

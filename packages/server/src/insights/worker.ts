@@ -9,9 +9,9 @@
 
 import { parseManifest } from '@guard/contract';
 import { type ArchivePool, buildFindings, couldNotAnalyse, newestVersion, Unanalysable } from '../analysis/index.ts';
-import { BackgroundLoop } from '../background-loop.ts';
 import type { Db } from '../db/index.ts';
-import type { Logger } from '../logger.ts';
+import { BackgroundLoop } from '../kernel/background-loop.ts';
+import type { Logger } from '../kernel/logger.ts';
 import type { ObjectStore } from '../objects/index.ts';
 import { type ClaimedBundle, InsightsRepository, MAX_ATTEMPTS } from './insights-repository.ts';
 

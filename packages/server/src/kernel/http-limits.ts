@@ -12,8 +12,9 @@
 
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { SettingRow, SettingsReader } from './settings.ts';
 
-/** Intake limits: timeouts of slow peers, concurrent PUTs, stored bytes per tenant (config.ts reads them). */
+/** Intake limits: timeouts of slow peers, concurrent PUTs, stored bytes per tenant (config.ts reads them with httpLimits). */
 export interface HttpLimits {
   /** The request line and headers must arrive within this (node:http headersTimeout). */
   headerTimeoutMs: number;
@@ -28,6 +29,65 @@ export interface HttpLimits {
   maxUploadsPerTenant: number;
   /** Bytes of registered bundles plus open reservations per tenant; 0: no quota. */
   tenantQuotaBytes: number;
+}
+
+/** The intake limits' rows of the settings table. */
+export const HTTP_LIMIT_SETTINGS = [
+  {
+    key: 'headerTimeoutSeconds',
+    flag: 'header-timeout',
+    env: 'GUARD_SERVER_HEADER_TIMEOUT',
+    file: 'header_timeout_seconds',
+    default: '20',
+  },
+  {
+    key: 'requestTimeoutSeconds',
+    flag: 'request-timeout',
+    env: 'GUARD_SERVER_REQUEST_TIMEOUT',
+    file: 'request_timeout_seconds',
+    default: '30',
+  },
+  {
+    key: 'uploadIdleTimeoutSeconds',
+    flag: 'upload-idle-timeout',
+    env: 'GUARD_SERVER_UPLOAD_IDLE_TIMEOUT',
+    file: 'upload_idle_timeout_seconds',
+    default: '60',
+  },
+  {
+    key: 'keepAliveTimeoutSeconds',
+    flag: 'keep-alive-timeout',
+    env: 'GUARD_SERVER_KEEP_ALIVE_TIMEOUT',
+    file: 'keep_alive_timeout_seconds',
+    default: '72',
+  },
+  { key: 'maxUploads', flag: 'max-uploads', env: 'GUARD_SERVER_MAX_UPLOADS', file: 'max_uploads', default: '32' },
+  {
+    key: 'maxUploadsPerTenant',
+    flag: 'max-uploads-per-tenant',
+    env: 'GUARD_SERVER_MAX_UPLOADS_PER_TENANT',
+    file: 'max_uploads_per_tenant',
+    default: '8',
+  },
+  {
+    key: 'tenantQuotaBytes',
+    flag: 'tenant-quota-bytes',
+    env: 'GUARD_SERVER_TENANT_QUOTA_BYTES',
+    file: 'tenant_quota_bytes',
+    default: String(10 * 1024 ** 3),
+  },
+] as const satisfies readonly SettingRow[];
+
+export function httpLimits(r: SettingsReader): HttpLimits {
+  return {
+    headerTimeoutMs: r.timeoutMs('headerTimeoutSeconds'),
+    requestTimeoutMs: r.timeoutMs('requestTimeoutSeconds'),
+    uploadIdleTimeoutMs: r.timeoutMs('uploadIdleTimeoutSeconds'),
+    keepAliveTimeoutMs: r.timeoutMs('keepAliveTimeoutSeconds'),
+    maxUploads: r.integer('maxUploads', 1),
+    maxUploadsPerTenant: r.integer('maxUploadsPerTenant', 1),
+    tenantQuotaBytes: r.integer('tenantQuotaBytes', 0),
+  };
 }
 
 type Limits = HttpLimits;

@@ -3,8 +3,8 @@
 // S3 store's are S3's own), the upload slots they grant and the sweep of expired ones.
 export { FsObjectStore } from './fs-store.ts';
 export { collectExpiredUploads } from './gc.ts';
-export { type ObjectStoreSetting, openObjectStore } from './open-store.ts';
+export { openObjectStore } from './open-store.ts';
 export { objectRoutes } from './routes.ts';
-export type { S3Location } from './s3-store.ts';
+export type { ObjectStoreSetting, S3Location } from './settings.ts';
 export type { ObjectExpectation, ObjectStore, PresignedPut, UploadGrant } from './store.ts';
 export { UploadsRepository } from './uploads-repository.ts';

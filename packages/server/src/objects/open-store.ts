@@ -4,10 +4,8 @@
 
 import { join } from 'node:path';
 import { FsObjectStore, type FsPresigning } from './fs-store.ts';
-import type { S3Location } from './s3-store.ts';
+import type { ObjectStoreSetting } from './settings.ts';
 import type { ObjectStore } from './store.ts';
-
-export type ObjectStoreSetting = { kind: 'fs' } | ({ kind: 's3' } & S3Location);
 
 export async function openObjectStore(
   setting: ObjectStoreSetting,

@@ -25,6 +25,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { LengthAndDigest } from './length-and-digest.ts';
+import type { S3Location } from './settings.ts';
 import {
   type ObjectExpectation,
   ObjectMismatchError,
@@ -34,16 +35,6 @@ import {
 } from './store.ts';
 
 /** `--object-store s3://BUCKET?endpoint=…&region=…&path_style=1`, parsed (config.ts). */
-export interface S3Location {
-  bucket: string;
-  /** An S3-compatible server's URL; undefined: AWS S3 of the region. */
-  endpoint: string | undefined;
-  /** undefined: the AWS SDK's default chain (AWS_REGION, the shared config file). */
-  region: string | undefined;
-  /** Bucket in the path (http://host/bucket/key) rather than the host name. */
-  pathStyle: boolean;
-}
-
 /** A readiness probe that takes longer than this counts as a failure. */
 const READY_TIMEOUT_MS = 3000;
 /** Signed headers that the presigned PUT carries besides `host`. */

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { testSignal } from '../../test/signals.ts';
 import { openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
 import type { Db, SignalTable } from '../db/index.ts';
-import { timeOrderedId } from '../ids.ts';
+import { timeOrderedId } from '../kernel/ids.ts';
 import { NEW_ENDPOINT_DEFAULTS, PostgresDeliveryQueue, SqliteDeliveryQueue } from '../webhooks/index.ts';
 import { SignalOutbox } from './outbox.ts';
 

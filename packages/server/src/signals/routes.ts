@@ -9,9 +9,9 @@ import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN, isDetectionSignalT
 import { requireAgent, requireTenantUser } from '../auth/index.ts';
 import type { Db } from '../db/index.ts';
 import { type DetectionPolicies, ingestDecision } from '../detection/index.ts';
-import { badRequest, notFound } from '../errors.ts';
-import { nextBefore, parseBefore } from '../pagination.ts';
-import { ErrorResponses, IdParams } from '../route-schemas.ts';
+import { badRequest, notFound } from '../kernel/errors.ts';
+import { nextBefore, parseBefore } from '../kernel/pagination.ts';
+import { ErrorResponses, IdParams } from '../kernel/route-schemas.ts';
 import { type Tracer, validTraceparent } from '../tracing/index.ts';
 import type { SignalOutbox } from './outbox.ts';
 import {

@@ -3,7 +3,7 @@
 import { SIGNAL_TYPE_MAX_LENGTH, SIGNAL_TYPE_PATTERN } from '@guard/contract/endpoint-rules';
 import { type Static, Type } from 'typebox';
 import type { SignalTable } from '../db/index.ts';
-import { BeforeParam } from '../pagination.ts';
+import { BeforeParam } from '../kernel/pagination.ts';
 
 export const CreateSignal = Type.Object(
   {

@@ -1,6 +1,6 @@
 import type { AgentPrincipal } from '../auth/index.ts';
 import type { SignalTable } from '../db/index.ts';
-import { timeOrderedId } from '../ids.ts';
+import { timeOrderedId } from '../kernel/ids.ts';
 import type { CreateSignal } from './schemas.ts';
 
 /**

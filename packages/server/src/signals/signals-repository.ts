@@ -4,7 +4,7 @@
 import { audit } from '../audit/index.ts';
 import type { UserPrincipal } from '../auth/index.ts';
 import type { Db, SignalTable } from '../db/index.ts';
-import { beforeFilter, type PageRequest } from '../pagination.ts';
+import { beforeFilter, type PageRequest } from '../kernel/pagination.ts';
 
 /** Filters of the console's signal list; times are toISOString() forms (stored timestamps compare as text). */
 export interface SignalFilter {

@@ -3,9 +3,9 @@
 
 import { sql } from 'kysely';
 import { type BundleTable, type Db, engineOf } from '../db/index.ts';
-import { isUniqueViolation } from '../errors.ts';
 import { enqueueAnalysis } from '../insights/index.ts';
-import { beforeFilter, type PageRequest } from '../pagination.ts';
+import { isUniqueViolation } from '../kernel/errors.ts';
+import { beforeFilter, type PageRequest } from '../kernel/pagination.ts';
 
 /** A bundle with the hostname its agent reported at enrolment. */
 export type BundleWithHost = BundleTable & { hostname: string };

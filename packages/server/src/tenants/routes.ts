@@ -12,8 +12,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from 'typebox';
 import { requireTenantUser, requireUser } from '../auth/index.ts';
 import type { Db } from '../db/index.ts';
-import { badRequest, notFound } from '../errors.ts';
-import { ErrorResponses } from '../route-schemas.ts';
+import { badRequest, notFound } from '../kernel/errors.ts';
+import { ErrorResponses } from '../kernel/route-schemas.ts';
 import { effectiveRetentionDays, type RetentionPolicy } from '../webhooks/index.ts';
 import { type TenantSettings, TenantsRepository } from './tenants-repository.ts';
 

@@ -1,5 +1,5 @@
 // Tracing (issue 14, item 7): OpenTelemetry spans exported over OTLP, off by default,
-// configured by the standard OTEL_* variables (config.ts: tracingConfig). A span for each
+// configured by the standard OTEL_* variables (settings.ts: tracingConfig). A span for each
 // signal ingest and one per delivery attempt; the agent's traceparent on POST /v1/signals is
 // the ingest span's parent and the deliveries' traceparent comes from the attempt span.
 // The SDK is imported only when tracing is on: the default server loads none of it.

@@ -19,7 +19,7 @@ import {
   TraceIdRatioBasedSampler,
   TracerProvider,
 } from '@opentelemetry/sdk-trace';
-import { SERVER_VERSION } from '../version.ts';
+import { SERVER_VERSION } from '../kernel/version.ts';
 import type { TracingConfig } from './settings.ts';
 import type { SpanAttributes, SpanHandle, SpanOptions, Tracer } from './tracer.ts';
 

@@ -2,7 +2,7 @@
 // and a new link for a user who lost theirs.
 
 import { NO_PASSWORD, newId, normaliseEmail, type TenantUser } from '../auth/index.ts';
-import { ApiError, notFound } from '../errors.ts';
+import { ApiError, notFound } from '../kernel/errors.ts';
 import { userView } from './schemas.ts';
 import type { TenantRole, UserChange, UsersRepository } from './users-repository.ts';
 

@@ -10,7 +10,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireTenantUser } from '../auth/index.ts';
 import type { Db } from '../db/index.ts';
-import { ErrorResponses, IdParams } from '../route-schemas.ts';
+import { ErrorResponses, IdParams } from '../kernel/route-schemas.ts';
 import { changeRole, createUser, listUsers, newPasswordLink, removeUser, type UsersContext } from './handlers.ts';
 import { CreatedUser, CreateUser, PasswordLink, UpdateUser, UserList, UserView } from './schemas.ts';
 import { UsersRepository } from './users-repository.ts';

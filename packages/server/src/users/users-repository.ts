@@ -10,7 +10,7 @@ import type { Kysely } from 'kysely';
 import { audit } from '../audit/index.ts';
 import { deleteCredentialsOf, type IssuedLink, issuePasswordLink, type UserPrincipal } from '../auth/index.ts';
 import { type Database, type Db, engineOf, type UserTable } from '../db/index.ts';
-import { isUniqueViolation } from '../errors.ts';
+import { isUniqueViolation } from '../kernel/errors.ts';
 
 export type TenantRole = 'admin' | 'member';
 

@@ -1,5 +1,5 @@
 import type { Db, SignalTable } from '../db/index.ts';
-import type { MasterKey } from '../master-key.ts';
+import type { MasterKey } from '../kernel/master-key.ts';
 import type { DeliveriesRepository } from './deliveries-repository.ts';
 import type { EndpointsRepository } from './endpoints-repository.ts';
 import type { ReplaysRepository } from './replays-repository.ts';

@@ -10,7 +10,7 @@ import {
   type WebhookAttemptTable,
   type WebhookDeliveryTable,
 } from '../db/index.ts';
-import { beforeFilter, type PageRequest } from '../pagination.ts';
+import { beforeFilter, type PageRequest } from '../kernel/pagination.ts';
 import { type DeliveryStatus, statusCondition } from './delivery-status.ts';
 
 export type AttemptRecord = Pick<

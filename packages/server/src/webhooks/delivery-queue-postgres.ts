@@ -31,7 +31,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { SignalTable, WebhookDeliveryTable } from '../db/index.ts';
 import { type Db, pgListenClient, pgPool } from '../db/index.ts';
-import { timeOrderedUuid } from '../ids.ts';
+import { timeOrderedUuid } from '../kernel/ids.ts';
 import type {
   ClaimedDelivery,
   ClaimRequest,

@@ -8,7 +8,7 @@
 
 import type { SignalTable, WebhookDeliveryTable } from '../db/index.ts';
 import { type Db, type Statements, writeTransaction } from '../db/index.ts';
-import { timeOrderedUuid } from '../ids.ts';
+import { timeOrderedUuid } from '../kernel/ids.ts';
 import type {
   ClaimedDelivery,
   ClaimRequest,

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { testSignal } from '../../test/signals.ts';
 import { openTestDatabase, TEST_ENGINE, type TestDatabase } from '../../test/test-database.ts';
 import type { Db, SignalTable } from '../db/index.ts';
-import { timeOrderedId } from '../ids.ts';
+import { timeOrderedId } from '../kernel/ids.ts';
 import type { ClaimedDelivery, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
 import { createDeliveryQueue } from './delivery-queue-engine.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';

@@ -11,7 +11,7 @@
 
 import type { EndpointDisabledEvent, EndpointEventData, EndpointFailingEvent } from '@guard/webhooks';
 import type { SignalTable } from '../db/index.ts';
-import { timeOrderedId } from '../ids.ts';
+import { timeOrderedId } from '../kernel/ids.ts';
 import type { FailingAlert } from './outcome-policy.ts';
 
 export const EVENT_ENDPOINT_FAILING = 'endpoint.failing';

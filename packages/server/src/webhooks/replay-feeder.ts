@@ -6,7 +6,7 @@
 // replica runs one; on PostgreSQL a replay's row is locked while it is fed, so replicas take
 // turns, and the rate (counted from the row's fed_at) holds for all of them together.
 
-import { BackgroundLoop } from '../background-loop.ts';
+import { BackgroundLoop } from '../kernel/background-loop.ts';
 import type { ReplaysRepository } from './replays-repository.ts';
 
 export interface ReplayFeederOptions {

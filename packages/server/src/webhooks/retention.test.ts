@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { testSignal } from '../../test/signals.ts';
 import { ON_POSTGRES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
 import { type Db, exclusiveJob, type SignalTable } from '../db/index.ts';
-import { timeOrderedId } from '../ids.ts';
+import { timeOrderedId } from '../kernel/ids.ts';
 import { dropExpiredPartitions, ensurePartitions } from './delivery-partitions-postgres.ts';
 import type { DeliveryQueue } from './delivery-queue.ts';
 import { PostgresDeliveryQueue } from './delivery-queue-postgres.ts';

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { parseSchedule, SETTINGS } from '../config.ts';
+import { SETTINGS } from '../config.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS, JITTER, nextRetryDelay, RETRY_AFTER_MAX_MS } from './retry-schedule.ts';
+import { parseSchedule } from './settings.ts';
 
 const SCHEDULE = [0, 5_000, 300_000, 1_800_000];
 /** The largest value Math.random can return. */

@@ -13,8 +13,8 @@
 // queue (delivery-queue.ts) is one implementation per database engine.
 
 import type { Dispatcher } from 'undici';
-import { BackgroundLoop } from '../background-loop.ts';
 import type { WebhookDeliveryTable } from '../db/index.ts';
+import { BackgroundLoop } from '../kernel/background-loop.ts';
 import { NO_TRACER, type SpanHandle, type Tracer } from '../tracing/index.ts';
 import type { ClaimedDelivery, DeliveryEndpointRow, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
 import { openHeaders } from './endpoint-headers.ts';

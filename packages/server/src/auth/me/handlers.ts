@@ -1,6 +1,6 @@
 // A user's own sessions, password and personal API tokens.
 
-import { ApiError, notFound, unauthorized } from '../../errors.ts';
+import { ApiError, notFound, unauthorized } from '../../kernel/errors.ts';
 import type { AuthContext } from '../context.ts';
 import type { UserPrincipal } from '../principal.ts';
 import { checkPassword, hashPassword, hashSecret, newId, newSecret } from '../secrets.ts';

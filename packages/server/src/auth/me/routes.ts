@@ -8,7 +8,7 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ErrorResponses, IdParams } from '../../route-schemas.ts';
+import { ErrorResponses, IdParams } from '../../kernel/route-schemas.ts';
 import type { AuthContext } from '../context.ts';
 import { endSessionCookie, requireUser } from '../principal.ts';
 import { changePassword, createToken, listSessions, listTokens, revokeSession, revokeToken } from './handlers.ts';

@@ -1,7 +1,7 @@
 // Sign-in, sign-out, the current session, and the use of a one-time set-password link.
 
 import type { Static } from 'typebox';
-import { ApiError, notFound, unauthorized } from '../../errors.ts';
+import { ApiError, notFound, unauthorized } from '../../kernel/errors.ts';
 import type { AuthContext } from '../context.ts';
 import { csrfToken } from '../csrf.ts';
 import type { SessionRef, UserPrincipal } from '../principal.ts';

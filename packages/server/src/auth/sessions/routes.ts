@@ -7,7 +7,7 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { ErrorResponses } from '../../route-schemas.ts';
+import { ErrorResponses } from '../../kernel/route-schemas.ts';
 import type { AuthContext } from '../context.ts';
 import { checkSameOriginIfBrowser } from '../csrf.ts';
 import { endSessionCookie, isSecureUrl, publicOrigin, signedInUser } from '../principal.ts';

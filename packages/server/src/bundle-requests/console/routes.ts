@@ -12,9 +12,9 @@ import { BUNDLE_REQUEST_STATES, BundleRequest } from '@guard/contract';
 import { Type } from 'typebox';
 import { audit } from '../../audit/index.ts';
 import { requireUser, type UserPrincipal } from '../../auth/index.ts';
-import { ApiError, forbidden, notFound } from '../../errors.ts';
-import { BeforeParam, nextBefore, parseBefore } from '../../pagination.ts';
-import { ErrorResponses, IdParams } from '../../route-schemas.ts';
+import { ApiError, forbidden, notFound } from '../../kernel/errors.ts';
+import { BeforeParam, nextBefore, parseBefore } from '../../kernel/pagination.ts';
+import { ErrorResponses, IdParams } from '../../kernel/route-schemas.ts';
 import type { RequestsContext } from '../context.ts';
 import { requestView } from '../views.ts';
 

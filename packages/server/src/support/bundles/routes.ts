@@ -2,7 +2,7 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireUser } from '../../auth/index.ts';
-import { ErrorResponses, IdParams } from '../../route-schemas.ts';
+import { ErrorResponses, IdParams } from '../../kernel/route-schemas.ts';
 import type { SupportContext } from '../context.ts';
 import { BUNDLE_CONTENT_TYPE, downloadFilename, listBundles, openBundleFile, showBundle } from './reads.ts';
 import { BundleDetail, BundleList, BundleListQuery } from './schemas.ts';

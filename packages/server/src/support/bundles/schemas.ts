@@ -2,7 +2,7 @@
 
 import { BundleManifest } from '@guard/contract';
 import { type Static, Type } from 'typebox';
-import { BeforeParam } from '../../pagination.ts';
+import { BeforeParam } from '../../kernel/pagination.ts';
 import type { BundleWithHost } from '../bundles-repository.ts';
 
 export const BundleSummary = Type.Object({

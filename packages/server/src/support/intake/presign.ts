@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { PRESIGN_TTL_SECONDS, type UploadUrlRequest, type UploadUrlResponse } from '@guard/contract';
 import type { AgentPrincipal } from '../../auth/index.ts';
-import { ApiError } from '../../errors.ts';
+import { ApiError } from '../../kernel/errors.ts';
 import type { SupportContext } from '../context.ts';
 
 /** Object keys are ours: bundles/<tenant>/<date>/<random>.tar.zst; the filename is kept apart. */

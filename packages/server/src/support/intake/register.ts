@@ -5,7 +5,7 @@
 import { type BundleManifest, parseManifest, type RegisterRequest, type RegisterResponse } from '@guard/contract';
 import type { FastifyBaseLogger } from 'fastify';
 import { type AgentPrincipal, newId } from '../../auth/index.ts';
-import { ApiError, badRequest, notFound } from '../../errors.ts';
+import { ApiError, badRequest, notFound } from '../../kernel/errors.ts';
 import type { SupportContext } from '../context.ts';
 
 export async function registerBundle(

@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { RegisterRequest, RegisterResponse, UploadUrlRequest, UploadUrlResponse } from '@guard/contract';
 import { requireAgent } from '../../auth/index.ts';
-import { ErrorResponses } from '../../route-schemas.ts';
+import { ErrorResponses } from '../../kernel/route-schemas.ts';
 import type { SupportContext } from '../context.ts';
 import { presignUpload } from './presign.ts';
 import { registerBundle } from './register.ts';

@@ -2,8 +2,8 @@
 
 import type { TenantUser } from '../../auth/index.ts';
 import type { WebhookDeliveryTable } from '../../db/index.ts';
-import { badRequest, notFound } from '../../errors.ts';
-import { nextBefore, parseBefore } from '../../pagination.ts';
+import { badRequest, notFound } from '../../kernel/errors.ts';
+import { nextBefore, parseBefore } from '../../kernel/pagination.ts';
 import type { WebhookContext } from '../context.ts';
 import { deliveryStatus } from '../delivery-status.ts';
 import { maskHeaders, maskUrl, openHeaders } from '../endpoint-headers.ts';

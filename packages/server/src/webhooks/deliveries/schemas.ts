@@ -2,7 +2,7 @@
 
 import { type Static, Type } from 'typebox';
 import type { WebhookDeliveryTable } from '../../db/index.ts';
-import { BeforeParam } from '../../pagination.ts';
+import { BeforeParam } from '../../kernel/pagination.ts';
 import { deliveryStatus } from '../delivery-status.ts';
 
 /** The console's status word (delivery-status.ts). */

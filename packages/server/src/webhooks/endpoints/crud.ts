@@ -3,7 +3,7 @@
 
 import { newId, type TenantUser } from '../../auth/index.ts';
 import type { WebhookEndpointTable } from '../../db/index.ts';
-import { badRequest, notFound } from '../../errors.ts';
+import { badRequest, notFound } from '../../kernel/errors.ts';
 import type { WebhookContext } from '../context.ts';
 import { sealHeaders } from '../endpoint-headers.ts';
 import { validateEndpointAddress, validateEndpointUrl, validateHeaders } from '../endpoint-rules.ts';

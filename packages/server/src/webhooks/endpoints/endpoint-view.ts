@@ -4,7 +4,7 @@
 
 import type { TenantUser } from '../../auth/index.ts';
 import type { WebhookEndpointTable } from '../../db/index.ts';
-import { notFound } from '../../errors.ts';
+import { notFound } from '../../kernel/errors.ts';
 import type { WebhookContext } from '../context.ts';
 import { deliveryStatus } from '../delivery-status.ts';
 import { openHeaders } from '../endpoint-headers.ts';

@@ -8,8 +8,8 @@
 // Each is admin-only and audited.
 
 import type { TenantUser } from '../../auth/index.ts';
-import { conflict, notFound } from '../../errors.ts';
-import { timeOrderedId } from '../../ids.ts';
+import { conflict, notFound } from '../../kernel/errors.ts';
+import { timeOrderedId } from '../../kernel/ids.ts';
 import type { WebhookContext } from '../context.ts';
 import { newWebhookSecret } from '../envelope.ts';
 import { seal } from '../secret-box.ts';

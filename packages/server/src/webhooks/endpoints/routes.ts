@@ -4,7 +4,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requireTenantUser } from '../../auth/index.ts';
-import { ErrorResponses, IdParams } from '../../route-schemas.ts';
+import { ErrorResponses, IdParams } from '../../kernel/route-schemas.ts';
 import type { WebhookContext } from '../context.ts';
 import { createEndpoint, deleteEndpoint, listEndpoints, showEndpoint, updateEndpoint } from './crud.ts';
 import { completeRotation, proveRotation, rotateSecret } from './rotation.ts';

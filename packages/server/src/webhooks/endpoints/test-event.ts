@@ -4,8 +4,8 @@
 
 import type { TenantUser } from '../../auth/index.ts';
 import type { WebhookEndpointTable } from '../../db/index.ts';
-import { badRequest } from '../../errors.ts';
-import { timeOrderedId } from '../../ids.ts';
+import { badRequest } from '../../kernel/errors.ts';
+import { timeOrderedId } from '../../kernel/ids.ts';
 import type { WebhookContext } from '../context.ts';
 import { EVENT_BITS } from '../subscriptions.ts';
 import { findEndpoint } from './endpoint-view.ts';

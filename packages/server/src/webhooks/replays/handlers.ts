@@ -3,8 +3,8 @@
 // be cancelled. Starting and cancelling are audited.
 
 import type { TenantUser } from '../../auth/index.ts';
-import { ApiError, badRequest, isUniqueViolation, notFound } from '../../errors.ts';
-import { timeOrderedId } from '../../ids.ts';
+import { ApiError, badRequest, isUniqueViolation, notFound } from '../../kernel/errors.ts';
+import { timeOrderedId } from '../../kernel/ids.ts';
 import type { WebhookContext } from '../context.ts';
 import { findEndpoint } from '../endpoints/endpoint-view.ts';
 import { type ReplayView, replayView, type StartReplay } from './schemas.ts';

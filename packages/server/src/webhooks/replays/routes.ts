@@ -3,7 +3,7 @@
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireTenantUser } from '../../auth/index.ts';
-import { ErrorResponses, IdParams } from '../../route-schemas.ts';
+import { ErrorResponses, IdParams } from '../../kernel/route-schemas.ts';
 import type { WebhookContext } from '../context.ts';
 import { cancelReplay, listReplays, showReplay, startReplay } from './handlers.ts';
 import { ReplayCount, ReplayList, ReplayView, StartReplay } from './schemas.ts';
