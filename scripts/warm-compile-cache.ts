@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { launcherFlags } from './launcher-flags.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -30,9 +31,15 @@ for (const { name, bin, entry } of PROGRAMS) {
   try {
     mkdirSync(cache, { recursive: true });
     const env = { ...process.env, NODE_COMPILE_CACHE: cache };
+    // Compiled under the launcher's V8 flags: V8 rejects a cache made under others (a flag that
+    // changes the compilers, such as --no-turbofan, changes the cache's flag hash).
     const load = `for (const m of ${JSON.stringify(modules(name))}) await import(m);`;
     const runs = [
-      spawnSync(process.execPath, ['--input-type=module', '-e', load], { env, stdio: 'pipe', timeout: 120_000 }),
+      spawnSync(process.execPath, [...launcherFlags(bin), '--input-type=module', '-e', load], {
+        env,
+        stdio: 'pipe',
+        timeout: 120_000,
+      }),
       spawnSync(join(ROOT, bin), entry, { env, stdio: 'pipe', timeout: 120_000 }),
     ];
     const failed = runs.find((r) => r.status !== 0);

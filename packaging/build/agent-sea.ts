@@ -5,24 +5,27 @@
 //   2. `node --experimental-sea-config` turns it into a blob, with V8's code cache;
 //   3. the pinned Node 24 binary is copied, stripped of its debug symbols (126 -> 108 MB;
 //      nothing the runtime reads), and the blob injected with postject.
-// The launcher's V8 flags (bin/guard-agent: a 32 MiB old generation, a 1 MiB semi-space)
-// travel in the blob as execArgv; NODE_OPTIONS of the host is not read (execArgvExtension
-// "none"), so a host-wide NODE_OPTIONS meant for another program cannot change the agent.
+// The launcher's V8 flags (bin/guard-agent: a 32 MiB old generation, a 1 MiB semi-space, no
+// optimizing compiler) travel in the blob as execArgv; NODE_OPTIONS of the host is not read
+// (execArgvExtension "none"), so a host-wide NODE_OPTIONS meant for another program cannot
+// change the agent.
 
 import { execFileSync } from 'node:child_process';
 import { chmod, copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { launcherFlags } from '../../scripts/launcher-flags.ts';
 import { buildOnce, sourceHash } from './cache.ts';
 import { DIST, NODE_BIN, nodeVersion, PACKAGING, ROOT } from './paths.ts';
 
 export const AGENT_SEA = join(DIST, 'guard-agent-linux-x64');
 /** The launcher's flags (packages/agent/bin/guard-agent), the same for the executable. */
-export const AGENT_V8_FLAGS = ['--max-old-space-size=32', '--max-semi-space-size=1'];
+export const AGENT_V8_FLAGS = launcherFlags('packages/agent/bin/guard-agent');
 /** Postject's marker for Node's SEA fuse (documented in Node's single-executable-applications page). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 const INPUTS = [
+  'packages/agent/bin/guard-agent',
   'packages/agent/src',
   'packages/agent/package.json',
   'packages/contract/src',
