@@ -5,8 +5,8 @@
 //   2. `node --experimental-sea-config` turns it into a blob, with V8's code cache;
 //   3. the pinned Node 24 binary is copied, stripped of its debug symbols (126 -> 108 MB;
 //      nothing the runtime reads), and the blob injected with postject.
-// The launcher's V8 flags (bin/guard-agent: a 32 MiB old generation, a 1 MiB semi-space, no
-// optimizing compiler) travel in the blob as execArgv; NODE_OPTIONS of the host is not read
+// The launcher's V8 flags (bin/guard-agent: a 32 MiB old generation, a 1 MiB semi-space)
+// travel in the blob as execArgv; NODE_OPTIONS of the host is not read
 // (execArgvExtension "none"), so a host-wide NODE_OPTIONS meant for another program cannot
 // change the agent.
 
