@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { DAEMON_V8_FLAGS } from '../packages/agent/src/compilers.ts';
 import { launcherFlags } from './launcher-flags.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -21,12 +22,13 @@ function modules(pkg: string): string[] {
     .map((f) => pathToFileURL(join(src, f)).href);
 }
 
+/** `flagSets`: the V8 flags the launcher adds for some commands (the agent's daemon: compilers.ts). */
 const PROGRAMS = [
-  { name: 'agent', bin: 'packages/agent/bin/guard-agent', entry: ['--version'] },
-  { name: 'server', bin: 'packages/server/bin/guard-server', entry: ['--help'] },
+  { name: 'agent', bin: 'packages/agent/bin/guard-agent', entry: ['--version'], flagSets: [[], DAEMON_V8_FLAGS] },
+  { name: 'server', bin: 'packages/server/bin/guard-server', entry: ['--help'], flagSets: [[]] },
 ];
 
-for (const { name, bin, entry } of PROGRAMS) {
+for (const { name, bin, entry, flagSets } of PROGRAMS) {
   const cache = join(ROOT, 'node_modules', '.cache', `guard-${name}`);
   try {
     mkdirSync(cache, { recursive: true });
@@ -34,12 +36,15 @@ for (const { name, bin, entry } of PROGRAMS) {
     // Compiled under the launcher's V8 flags: V8 rejects a cache made under others (a flag that
     // changes the compilers, such as --no-turbofan, changes the cache's flag hash).
     const load = `for (const m of ${JSON.stringify(modules(name))}) await import(m);`;
+    // Node keeps one set of compiled modules per set of V8 flags, side by side.
     const runs = [
-      spawnSync(process.execPath, [...launcherFlags(bin), '--input-type=module', '-e', load], {
-        env,
-        stdio: 'pipe',
-        timeout: 120_000,
-      }),
+      ...flagSets.map((extra) =>
+        spawnSync(process.execPath, [...launcherFlags(bin), ...extra, '--input-type=module', '-e', load], {
+          env,
+          stdio: 'pipe',
+          timeout: 120_000,
+        }),
+      ),
       spawnSync(join(ROOT, bin), entry, { env, stdio: 'pipe', timeout: 120_000 }),
     ];
     const failed = runs.find((r) => r.status !== 0);

@@ -13,6 +13,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { isSea } from 'node:sea';
 import { fileURLToPath } from 'node:url';
+import { DAEMON_V8_FLAGS } from '../compilers.ts';
 import { JOB_ENTRY_ARGUMENT } from '../internal-entry.ts';
 import { isJobEvent, type JobEvent, type JobInput } from './job-protocol.ts';
 
@@ -32,10 +33,13 @@ export function jobCommand(input: JobInput): { command: string; args: string[] }
   if (isSea()) return { command: process.execPath, args: [JOB_ENTRY_ARGUMENT, json] };
   // import.meta.url is a file: URL in the checkout; a CommonJS bundle has none (esbuild
   // leaves import.meta empty), and its job code is inside the bundle, process.argv[1].
+  // The job collects and uploads: it runs with the optimizing compilers the daemon goes
+  // without (compilers.ts), and the launcher's other flags.
+  const flags = process.execArgv.filter((flag) => !DAEMON_V8_FLAGS.includes(flag));
   const url: string | undefined = import.meta.url;
   if (url?.startsWith('file:'))
-    return { command: process.execPath, args: [...process.execArgv, fileURLToPath(new URL('./job.ts', url)), json] };
-  return { command: process.execPath, args: [...process.execArgv, process.argv[1], JOB_ENTRY_ARGUMENT, json] };
+    return { command: process.execPath, args: [...flags, fileURLToPath(new URL('./job.ts', url)), json] };
+  return { command: process.execPath, args: [...flags, process.argv[1], JOB_ENTRY_ARGUMENT, json] };
 }
 
 export function startJob(input: JobInput, env: NodeJS.ProcessEnv, onEvent: (e: JobEvent) => void): JobHandle {
