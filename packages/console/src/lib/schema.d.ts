@@ -1772,21 +1772,13 @@ export interface paths {
                             /** @enum {string} */
                             requested_by_role: "admin" | "support";
                             /** @description first handed to the agent */
-                            delivered_at: string | (never | null);
+                            delivered_at: string | null;
                             /** @description the agent accepted it */
-                            acknowledged_at: string | (never | null);
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
+                            acknowledged_at: string | null;
                             collecting_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
                             uploading_at: string | null;
                             /** @description when it became done, failed, expired or interrupted */
-                            finished_at: string | (never | null);
+                            finished_at: string | null;
                             /** @description why it expired, was interrupted or failed, in words */
                             reason: string | null;
                         };
@@ -1879,21 +1871,13 @@ export interface paths {
                             /** @enum {string} */
                             requested_by_role: "admin" | "support";
                             /** @description first handed to the agent */
-                            delivered_at: string | (never | null);
+                            delivered_at: string | null;
                             /** @description the agent accepted it */
-                            acknowledged_at: string | (never | null);
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
+                            acknowledged_at: string | null;
                             collecting_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
                             uploading_at: string | null;
                             /** @description when it became done, failed, expired or interrupted */
-                            finished_at: string | (never | null);
+                            finished_at: string | null;
                             /** @description why it expired, was interrupted or failed, in words */
                             reason: string | null;
                         };
@@ -1995,21 +1979,13 @@ export interface paths {
                                 /** @enum {string} */
                                 requested_by_role: "admin" | "support";
                                 /** @description first handed to the agent */
-                                delivered_at: string | (never | null);
+                                delivered_at: string | null;
                                 /** @description the agent accepted it */
-                                acknowledged_at: string | (never | null);
-                                /**
-                                 * Format: date-time
-                                 * @description RFC 3339 UTC timestamp
-                                 */
+                                acknowledged_at: string | null;
                                 collecting_at: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description RFC 3339 UTC timestamp
-                                 */
                                 uploading_at: string | null;
                                 /** @description when it became done, failed, expired or interrupted */
-                                finished_at: string | (never | null);
+                                finished_at: string | null;
                                 /** @description why it expired, was interrupted or failed, in words */
                                 reason: string | null;
                             }[];
@@ -2438,7 +2414,7 @@ export interface paths {
                             /** @description opaque; changes whenever the policy changes */
                             version: string;
                             /** @description the last change; null: never changed */
-                            updated_at: string | (never | null);
+                            updated_at: string | null;
                         };
                     };
                 };
@@ -2507,7 +2483,7 @@ export interface paths {
                             /** @description opaque; changes whenever the policy changes */
                             version: string;
                             /** @description the last change; null: never changed */
-                            updated_at: string | (never | null);
+                            updated_at: string | null;
                         };
                     };
                 };
@@ -2981,7 +2957,6 @@ export interface paths {
                                     line?: number;
                                 }[];
                             }[];
-                            /** Format: date-time */
                             analysed_at?: string | null;
                         };
                     };
@@ -3230,8 +3205,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            /** @enum {object|null} */
-                            signal_id: never | null;
+                            signal_id: null;
                             /** @enum {number} */
                             deliveries: 0;
                             /** @description why the signal was not stored */
@@ -3490,7 +3464,7 @@ export interface paths {
                                     proof: {
                                         signal_id: string;
                                         delivery_id: string | null;
-                                        status: ("succeeded" | "pending" | "retrying" | "failed") | (never | null);
+                                        status: ("succeeded" | "pending" | "retrying" | "failed") | null;
                                     } | null;
                                     /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
                                     can_complete: boolean;
@@ -3612,7 +3586,7 @@ export interface paths {
                                 proof: {
                                     signal_id: string;
                                     delivery_id: string | null;
-                                    status: ("succeeded" | "pending" | "retrying" | "failed") | (never | null);
+                                    status: ("succeeded" | "pending" | "retrying" | "failed") | null;
                                 } | null;
                                 /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
                                 can_complete: boolean;
@@ -3730,7 +3704,7 @@ export interface paths {
                                 proof: {
                                     signal_id: string;
                                     delivery_id: string | null;
-                                    status: ("succeeded" | "pending" | "retrying" | "failed") | (never | null);
+                                    status: ("succeeded" | "pending" | "retrying" | "failed") | null;
                                 } | null;
                                 /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
                                 can_complete: boolean;
@@ -3897,7 +3871,7 @@ export interface paths {
                                 proof: {
                                     signal_id: string;
                                     delivery_id: string | null;
-                                    status: ("succeeded" | "pending" | "retrying" | "failed") | (never | null);
+                                    status: ("succeeded" | "pending" | "retrying" | "failed") | null;
                                 } | null;
                                 /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
                                 can_complete: boolean;
@@ -4081,7 +4055,7 @@ export interface paths {
                                 proof: {
                                     signal_id: string;
                                     delivery_id: string | null;
-                                    status: ("succeeded" | "pending" | "retrying" | "failed") | (never | null);
+                                    status: ("succeeded" | "pending" | "retrying" | "failed") | null;
                                 } | null;
                                 /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
                                 can_complete: boolean;
@@ -4261,7 +4235,7 @@ export interface paths {
                                 proof: {
                                     signal_id: string;
                                     delivery_id: string | null;
-                                    status: ("succeeded" | "pending" | "retrying" | "failed") | (never | null);
+                                    status: ("succeeded" | "pending" | "retrying" | "failed") | null;
                                 } | null;
                                 /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
                                 can_complete: boolean;
@@ -4755,7 +4729,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             endpoint_id: string;
-                            status: "failed" | "succeeded" | (never | null);
+                            status: "failed" | "succeeded" | null;
                             since: string;
                             until: string;
                             /** @description running until every delivery it re-queued has been attempted (or it was cancelled) */
@@ -4834,7 +4808,7 @@ export interface paths {
                             replays: {
                                 id: string;
                                 endpoint_id: string;
-                                status: "failed" | "succeeded" | (never | null);
+                                status: "failed" | "succeeded" | null;
                                 since: string;
                                 until: string;
                                 /** @description running until every delivery it re-queued has been attempted (or it was cancelled) */
@@ -4915,7 +4889,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             endpoint_id: string;
-                            status: "failed" | "succeeded" | (never | null);
+                            status: "failed" | "succeeded" | null;
                             since: string;
                             until: string;
                             /** @description running until every delivery it re-queued has been attempted (or it was cancelled) */
@@ -4997,7 +4971,7 @@ export interface paths {
                         "application/json": {
                             id: string;
                             endpoint_id: string;
-                            status: "failed" | "succeeded" | (never | null);
+                            status: "failed" | "succeeded" | null;
                             since: string;
                             until: string;
                             /** @description running until every delivery it re-queued has been attempted (or it was cancelled) */
@@ -5108,7 +5082,70 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    signal_created: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Signal created
+         * @description **signal_created** (Signal created): An agent reported a security signal. Sent to every enabled endpoint that subscribes to it and whose minimum severity and signal types it passes, once per endpoint (retried until it succeeds or the schedule ends).
+         *
+         *     **test** (Test event): An admin pressed Send test event (or a secret rotation sent its proof). The body is a signal_created with signal_type test_event, severity 1 and server_id test, sent to that one endpoint only; it never appears in the signal list, and its failure never marks the endpoint as failing.
+         */
+        post: operations["webhook_signal_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.failing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Endpoint failing
+         * @description **endpoint.failing** (Endpoint failing): Another endpoint of your organisation has failed without a break for 50 %, 75 % or 90 % of the window after which Guard disables it (once each per failing streak). Sent to the other enabled endpoints that subscribe to it; opt-in.
+         */
+        post: operations["webhook_endpoint_failing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Endpoint disabled
+         * @description **endpoint.disabled** (Endpoint disabled): Guard disabled another endpoint of your organisation after it failed for the whole window. Sent to the other enabled endpoints that subscribe to it; opt-in.
+         */
+        post: operations["webhook_endpoint_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: never;
     responses: never;
@@ -5118,4 +5155,290 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    webhook_signal_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description sha256=<hex HMAC-SHA256 of the raw body, keyed with the secret>; during a rotation one entry per valid secret, newest first, separated by ", " */
+                "Guard-Signature": string;
+                /** @description the event_type of the body */
+                "Guard-Event": string;
+                /** @description a UUID, the same for every attempt of one delivery: deduplicate on it */
+                "Guard-Delivery": string;
+                /** @description Unix seconds when the attempt was sent (the body carries the same time) */
+                "Guard-Timestamp": string;
+                /** @description Standard Webhooks: the same as Guard-Delivery */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same as Guard-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, space-separated during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description what happened; also the Guard-Event header
+                     * @constant
+                     */
+                    event_type: "signal_created";
+                    /**
+                     * @description the envelope version
+                     * @constant
+                     */
+                    version: "v1";
+                    /**
+                     * Format: date-time
+                     * @description when this attempt was sent (part of the signed body: refuse one too far from now)
+                     */
+                    timestamp: string;
+                    /** @description the Guard organisation the event belongs to */
+                    tenant_id: string;
+                    data: {
+                        /** @description unique per signal: deduplicate on it (delivery is at least once) */
+                        signal_id: string;
+                        /** @description what the agent saw, e.g. sudo_command_executed; test_event for a test */
+                        signal_type: string;
+                        /** @description 1 info, 2 low, 3 medium, 4 high, 5 critical */
+                        severity: number;
+                        /** @description one line for people */
+                        description: string;
+                        /** @description the server (agent) that reported it */
+                        server_id: string;
+                        /** @description the server's hostname */
+                        server_name: string;
+                        /** @description who or what acted (a user, a process) */
+                        identity_id: string;
+                        identity_name: string;
+                        /** @description the server's environment, e.g. production */
+                        environment: string;
+                        /**
+                         * Format: date-time
+                         * @description when the agent saw it
+                         */
+                        created_at: string;
+                    };
+                    /**
+                     * Format: uri
+                     * @description the page of the console that shows it
+                     */
+                    console_url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description received: any 2xx within 15 s ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (a 3xx too: redirects are not followed), or no answer in 15 s, is retried with backoff; 410 Gone disables the endpoint */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_endpoint_failing: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description sha256=<hex HMAC-SHA256 of the raw body, keyed with the secret>; during a rotation one entry per valid secret, newest first, separated by ", " */
+                "Guard-Signature": string;
+                /** @description the event_type of the body */
+                "Guard-Event": string;
+                /** @description a UUID, the same for every attempt of one delivery: deduplicate on it */
+                "Guard-Delivery": string;
+                /** @description Unix seconds when the attempt was sent (the body carries the same time) */
+                "Guard-Timestamp": string;
+                /** @description Standard Webhooks: the same as Guard-Delivery */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same as Guard-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, space-separated during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description what happened; also the Guard-Event header
+                     * @constant
+                     */
+                    event_type: "endpoint.failing";
+                    /**
+                     * @description the envelope version
+                     * @constant
+                     */
+                    version: "v1";
+                    /**
+                     * Format: date-time
+                     * @description when this attempt was sent (part of the signed body: refuse one too far from now)
+                     */
+                    timestamp: string;
+                    /** @description the Guard organisation the event belongs to */
+                    tenant_id: string;
+                    data: {
+                        /** @description unique per event: deduplicate on it (it is signed, unlike Guard-Delivery) */
+                        event_id: string;
+                        /** @description the endpoint the event is about (never the one receiving it) */
+                        endpoint_id: string;
+                        /** @description the endpoint's name */
+                        name: string;
+                        /** @description the endpoint URL's origin (scheme, host, port): never its path or query */
+                        url: string;
+                        /**
+                         * Format: date-time
+                         * @description when its current run of failed attempts began
+                         */
+                        failing_since: string;
+                        /** @description failed attempts in a row so far */
+                        failure_streak: number;
+                        /** @description the last attempt's error, as the attempt log shows it */
+                        last_error: string;
+                        /**
+                         * @description how much of the disable window it has failed for
+                         * @enum {integer}
+                         */
+                        percent: 50 | 75 | 90;
+                        /**
+                         * Format: date-time
+                         * @description when Guard disables it unless an attempt succeeds before
+                         */
+                        disable_at: string;
+                        /**
+                         * Format: date-time
+                         * @description when the threshold was crossed
+                         */
+                        occurred_at: string;
+                    };
+                    /**
+                     * Format: uri
+                     * @description the page of the console that shows it
+                     */
+                    console_url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description received: any 2xx within 15 s ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (a 3xx too: redirects are not followed), or no answer in 15 s, is retried with backoff; 410 Gone disables the endpoint */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_endpoint_disabled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description sha256=<hex HMAC-SHA256 of the raw body, keyed with the secret>; during a rotation one entry per valid secret, newest first, separated by ", " */
+                "Guard-Signature": string;
+                /** @description the event_type of the body */
+                "Guard-Event": string;
+                /** @description a UUID, the same for every attempt of one delivery: deduplicate on it */
+                "Guard-Delivery": string;
+                /** @description Unix seconds when the attempt was sent (the body carries the same time) */
+                "Guard-Timestamp": string;
+                /** @description Standard Webhooks: the same as Guard-Delivery */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same as Guard-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, space-separated during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description what happened; also the Guard-Event header
+                     * @constant
+                     */
+                    event_type: "endpoint.disabled";
+                    /**
+                     * @description the envelope version
+                     * @constant
+                     */
+                    version: "v1";
+                    /**
+                     * Format: date-time
+                     * @description when this attempt was sent (part of the signed body: refuse one too far from now)
+                     */
+                    timestamp: string;
+                    /** @description the Guard organisation the event belongs to */
+                    tenant_id: string;
+                    data: {
+                        /** @description unique per event: deduplicate on it (it is signed, unlike Guard-Delivery) */
+                        event_id: string;
+                        /** @description the endpoint the event is about (never the one receiving it) */
+                        endpoint_id: string;
+                        /** @description the endpoint's name */
+                        name: string;
+                        /** @description the endpoint URL's origin (scheme, host, port): never its path or query */
+                        url: string;
+                        /**
+                         * Format: date-time
+                         * @description when its current run of failed attempts began
+                         */
+                        failing_since: string;
+                        /** @description failed attempts in a row so far */
+                        failure_streak: number;
+                        /** @description the last attempt's error, as the attempt log shows it */
+                        last_error: string;
+                        /**
+                         * Format: date-time
+                         * @description when Guard disabled it
+                         */
+                        disabled_at: string;
+                        /** @description why, in the words the endpoint view shows */
+                        reason: string;
+                    };
+                    /**
+                     * Format: uri
+                     * @description the page of the console that shows it
+                     */
+                    console_url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description received: any 2xx within 15 s ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (a 3xx too: redirects are not followed), or no answer in 15 s, is retried with backoff; 410 Gone disables the endpoint */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+}

@@ -2,10 +2,12 @@
 // declares its full schema) at /openapi.json, and a browsable view of it at /docs. /docs shares
 // the console's origin, so every answer under it carries the console's kind of defences: a CSP
 // that allows only this origin (Swagger UI has no inline script, one inline style) and no framing,
-// nosniff and a same-origin Referrer-Policy.
+// nosniff and a same-origin Referrer-Policy. OpenAPI 3.1, so that the document also describes
+// the requests Guard sends to webhook endpoints (`webhooks`, from the contract's event catalog).
 
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { openApiWebhooks } from '@guard/contract/webhook-events';
 import type { FastifyInstance } from 'fastify';
 import { SERVER_VERSION } from './version.ts';
 
@@ -18,6 +20,7 @@ export const DOCS_CSP =
 export async function apiDocs(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
     openapi: {
+      openapi: '3.1.0',
       info: {
         title: 'Guard API',
         version: SERVER_VERSION,
@@ -36,6 +39,8 @@ export async function apiDocs(app: FastifyInstance): Promise<void> {
         },
       },
       security: [{ bearer: [] }, { session: [] }],
+      // Plain JSON; the plugin types it with openapi-types' path items, which it fits.
+      webhooks: openApiWebhooks() as Record<string, never>,
     },
   });
   await app.register(async (docs) => {
