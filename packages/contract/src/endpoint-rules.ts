@@ -54,6 +54,10 @@ export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'trailer',
   'proxy-authorization',
   'expect',
+  // The Standard Webhooks headers, signed with the endpoint's secret (DESIGN §5).
+  'webhook-id',
+  'webhook-timestamp',
+  'webhook-signature',
 ]);
 
 /** RFC 7230 token characters: what a header name may hold. */

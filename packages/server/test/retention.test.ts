@@ -202,6 +202,7 @@ describe("erasing a signal's payload", () => {
     const attempt = await apiCall(server, 'GET', `/v1/webhooks/deliveries/${delivered}/attempts/1`, tenant.adminToken);
     assert.equal(attempt.json.payload_erased, true);
     assert.equal(attempt.json.request.headers['guard-signature'], undefined);
+    assert.equal(attempt.json.request.headers['webhook-signature'], undefined);
     assert.ok(!attempt.json.request.body.includes('shadow'));
     const rows = await server.deps.db
       .selectFrom('webhook_attempts')

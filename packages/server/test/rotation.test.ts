@@ -113,7 +113,7 @@ describe('a rotation with a grace period, ended early after the proof', () => {
     const res = await rotate(endpointId, { grace_seconds: 3600 });
     assert.equal(res.status, 200, res.text);
     newSecret = res.json.secret;
-    assert.match(newSecret, /^whsec_[A-Za-z0-9_-]{43}$/);
+    assert.match(newSecret, /^whsec_[A-Za-z0-9+/]{43}=$/);
     assert.notEqual(newSecret, oldSecret);
     const r = res.json.rotation;
     assert.ok(r, 'the rotation is shown');
@@ -160,6 +160,8 @@ describe('a rotation with a grace period, ended early after the proof', () => {
     const res = await apiCall(server, 'GET', `/v1/webhooks/deliveries/${deliveryId}/attempts/1`, tenant.adminToken);
     assert.equal(res.status, 200, res.text);
     assert.equal(res.json.request.headers['guard-signature'], hit.headers['guard-signature']);
+    assert.equal(res.json.request.headers['webhook-signature'], hit.headers['webhook-signature']);
+    assert.equal(res.json.request.headers['webhook-signature'].split(' ').length, 2, 'both entries, as sent');
     assert.equal(res.json.request.body, hit.body.toString('utf8'));
     assert.equal(res.json.payload_erased, false);
   });

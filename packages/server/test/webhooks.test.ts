@@ -10,6 +10,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { constructEvent } from '@guard/webhooks';
+import { Webhook } from 'standardwebhooks';
 import { waitForDeliveriesMade } from './delivery-waits.ts';
 import {
   api,
@@ -49,7 +50,7 @@ import {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
-const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
+const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 /** Headers the HTTP transport adds; everything else on a delivery is named by the contract. */
 const TRANSPORT_HEADERS = new Set(['host', 'content-length', 'connection']);
 const CONTRACT_HEADERS = [
@@ -59,6 +60,9 @@ const CONTRACT_HEADERS = [
   'guard-signature',
   'guard-timestamp',
   'user-agent',
+  'webhook-id',
+  'webhook-signature',
+  'webhook-timestamp',
 ];
 
 function assertError(res: { status: number; json: Loose; text: string }, status: number, code?: string) {
@@ -203,6 +207,19 @@ describe('a delivery', () => {
     const tampered = Buffer.from(hit.body.toString('utf8').replace('"severity":5', '"severity":1'));
     assert.ok(!independentlyVerified(tampered, sig, endpoint.secret), 'a changed body must not verify');
     assert.throws(() => constructEvent(tampered, hit.headers, endpoint.secret), /does not match/);
+  });
+
+  it('carries the Standard Webhooks headers, signed with the same secret: the standardwebhooks package verifies them', () => {
+    assert.equal(hit.headers['webhook-id'], hit.headers['guard-delivery']);
+    assert.equal(hit.headers['webhook-timestamp'], hit.headers['guard-timestamp']);
+    assert.match(hit.headers['webhook-signature'] as string, /^v1,[A-Za-z0-9+/]{43}=$/);
+    // The secret exactly as the create response showed it: no conversion.
+    const headers = hit.headers as Record<string, string>;
+    assert.deepEqual(new Webhook(endpoint.secret).verify(hit.body, headers), bodyJson(hit));
+    const { 'guard-signature': _guardSignature, ...standardOnly } = headers;
+    assert.equal(constructEvent(hit.body, standardOnly, endpoint.secret).data.signal_id, signalId);
+    const tampered = Buffer.from(hit.body.toString('utf8').replace('"severity":5', '"severity":1'));
+    assert.throws(() => new Webhook(endpoint.secret).verify(tampered, headers), /No matching signature/);
   });
 });
 
@@ -1150,6 +1167,39 @@ describe('automatic disabling (webhook-disable-after 60 s, clock moved)', () => 
     assert.equal(on.json.enabled, true);
     assert.equal(on.json.disabled_reason, null);
     assert.equal(on.json.failing_since, null);
+  });
+});
+
+describe('410 Gone (Standard Webhooks)', () => {
+  it('disables the endpoint at once, saying why, audited; the delivery fails without a retry', async () => {
+    const t = await newTenant(server);
+    const p = path('gone');
+    receiver.on(p, () => ({ status: 410, body: '{"error":"gone"}' }));
+    const e = await createEndpoint(server, t.adminToken, { url: receiver.url(p) });
+    await createSignal(server, t.agentKey);
+    const [hit] = await receiver.waitForHits(p, 1);
+    let ep: Loose;
+    await waitFor(async () => {
+      ep = (await apiCall(server, 'GET', `/v1/webhooks/endpoints/${e.id}`, t.adminToken)).json;
+      return ep.enabled === false;
+    }, 'the endpoint to be disabled');
+    assert.match(ep.disabled_reason, /410 Gone/);
+    const d = await waitForDelivery(
+      server,
+      t.adminToken,
+      hit.headers['guard-delivery'] as string,
+      (x) => x.state === 'failed',
+      'to fail',
+    );
+    assert.equal(d.attempts, 1);
+    assert.equal(d.last_status, 410);
+    const audit = await apiCall(server, 'GET', '/v1/audit?limit=50', t.adminToken);
+    assert.deepEqual(
+      audit.json.entries.filter((a: Loose) => a.target === e.id).map((a: Loose) => a.action),
+      ['webhook_endpoint.disabled'],
+    );
+    assert.equal((await createSignal(server, t.agentKey)).deliveries, 0);
+    assert.equal(receiver.hitsFor(p).length, 1);
   });
 });
 

@@ -6,6 +6,14 @@ export const EVENT_HEADER = 'guard-event';
 export const DELIVERY_HEADER = 'guard-delivery';
 export const TIMESTAMP_HEADER = 'guard-timestamp';
 export const SIGNATURE_PREFIX = 'sha256=';
+/** The Standard Webhooks headers (standardwebhooks.com), sent beside Guard's own. */
+export const WEBHOOK_ID_HEADER = 'webhook-id';
+export const WEBHOOK_TIMESTAMP_HEADER = 'webhook-timestamp';
+export const WEBHOOK_SIGNATURE_HEADER = 'webhook-signature';
+/** The version tag of a webhook-signature entry: `v1,<base64 HMAC-SHA256>`. */
+export const STANDARD_SIGNATURE_PREFIX = 'v1,';
+/** Every endpoint secret starts with it; the Standard Webhooks key is the base64 after it. */
+export const SECRET_PREFIX = 'whsec_';
 export const DEFAULT_TOLERANCE_SECONDS = 300;
 /**
  * Most entries read from one Guard-Signature list (DESIGN 5, rotation: one per valid secret,
@@ -231,6 +239,98 @@ export function parseSignatureHeader(header: string | undefined): Uint8Array[] {
   }
   if (digests.length === 0) malformed('must be "sha256=" followed by 64 hex digits (or a list of such entries)');
   return digests;
+}
+
+/**
+ * The Standard Webhooks HMAC key of a secret: the bytes its text after `whsec_` decodes to.
+ * Secrets are issued in standard base64 with padding; those issued before in base64url decode
+ * the same way (either alphabet, padding optional), so both keep working.
+ */
+export function standardKey(secret: string): Uint8Array {
+  const text = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
+  const unpadded = text.replace(/={1,2}$/, '');
+  if (!/^[A-Za-z0-9+/_-]+$/.test(unpadded) || unpadded.length % 4 === 1)
+    throw new WebhookConfigurationError(
+      'invalid_secret',
+      `the webhook secret is not ${SECRET_PREFIX} followed by base64, so it cannot key the Standard Webhooks signature (webhook-signature); pass the endpoint's secret exactly as Guard showed it`,
+    );
+  const standard = unpadded.replace(/-/g, '+').replace(/_/g, '/');
+  const binary = atob(standard + '='.repeat((4 - (standard.length % 4)) % 4));
+  const key = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) key[i] = binary.charCodeAt(i);
+  return key;
+}
+
+/** The bytes a webhook-signature entry signs: `<webhook-id>.<webhook-timestamp>.<raw body>`. */
+export function standardSignedContent(id: string, timestamp: string, body: Uint8Array): Uint8Array {
+  const head = new TextEncoder().encode(`${id}.${timestamp}.`);
+  const content = new Uint8Array(head.length + body.length);
+  content.set(head);
+  content.set(body, head.length);
+  return content;
+}
+
+/** A checked Standard Webhooks request: what its entries sign, and the 32-byte digests they carry. */
+export interface StandardSignature {
+  content: Uint8Array;
+  digests: Uint8Array[];
+}
+
+/**
+ * Reads and checks the three Standard Webhooks headers: `webhook-id` present,
+ * `webhook-timestamp` integer seconds within the replay window, `webhook-signature` a
+ * space-separated list of `v1,<base64 of 32 bytes>` (entries of other versions are ignored,
+ * at most MAX_SIGNATURE_ENTRIES in all). Throws WebhookVerificationError.
+ */
+export function parseStandardHeaders(headers: HeaderSource, body: Uint8Array, window: ReplayWindow): StandardSignature {
+  const id = headerValue(headers, WEBHOOK_ID_HEADER);
+  const timestamp = headerValue(headers, WEBHOOK_TIMESTAMP_HEADER);
+  const header = headerValue(headers, WEBHOOK_SIGNATURE_HEADER);
+  if (!header) throw new WebhookVerificationError('missing_signature', 'the webhook-signature header is missing');
+  if (!id || !timestamp)
+    throw new WebhookVerificationError(
+      'missing_signature',
+      `the ${id ? 'webhook-timestamp' : 'webhook-id'} header is missing (webhook-signature signs it)`,
+    );
+  const malformed = (why: string): never => {
+    throw new WebhookVerificationError('malformed_signature', `the webhook-signature header ${why}`);
+  };
+  if (!/^\d{1,12}$/.test(timestamp))
+    throw new WebhookVerificationError('malformed_signature', 'the webhook-timestamp header is not integer seconds');
+  const sentMs = Number(timestamp) * 1000;
+  const tolerance = window.toleranceSeconds * 1000;
+  if (sentMs < window.nowMs - tolerance)
+    throw new WebhookVerificationError(
+      'timestamp_too_old',
+      `the webhook-timestamp ${timestamp} is more than ${tolerance / 1000} s old (a replay?)`,
+    );
+  if (sentMs > window.nowMs + tolerance)
+    throw new WebhookVerificationError(
+      'timestamp_in_future',
+      `the webhook-timestamp ${timestamp} is more than ${tolerance / 1000} s in the future (check the clock)`,
+    );
+  const digests: Uint8Array[] = [];
+  let entries = 0;
+  for (const entry of header.split(' ')) {
+    if (entry === '') continue;
+    if (++entries > MAX_SIGNATURE_ENTRIES) malformed(`has more than ${MAX_SIGNATURE_ENTRIES} entries`);
+    if (!entry.startsWith(STANDARD_SIGNATURE_PREFIX)) continue;
+    const b64 = entry.slice(STANDARD_SIGNATURE_PREFIX.length);
+    if (!/^[A-Za-z0-9+/]{43}=$/.test(b64)) malformed('has a "v1," entry that is not the base64 of 32 bytes');
+    const binary = atob(b64);
+    const bytes = new Uint8Array(32);
+    for (let i = 0; i < 32; i++) bytes[i] = binary.charCodeAt(i);
+    digests.push(bytes);
+  }
+  if (digests.length === 0) malformed('must be "v1," followed by a base64 HMAC (or a space-separated list of them)');
+  return { content: standardSignedContent(id, timestamp, body), digests };
+}
+
+/** Base64 (standard alphabet, padded) of bytes: a webhook-signature entry's digest. */
+export function toBase64(bytes: Uint8Array): string {
+  let binary = '';
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
 }
 
 export function bodyBytes(rawBody: RawBody): Uint8Array {

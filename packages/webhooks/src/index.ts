@@ -3,6 +3,9 @@
 //   Guard-Signature: sha256=<lowercase hex HMAC-SHA256(key = secret's UTF-8 bytes, message = raw body)>
 //
 // During a secret rotation the header is a list, newest first: `sha256=<new>, sha256=<old>`.
+// Every delivery also carries the Standard Webhooks headers (webhook-id, webhook-timestamp,
+// webhook-signature: `v1,<base64 HMAC-SHA256(base64-decoded secret, "<id>.<ts>.<body>")>`),
+// signed with the same secret; constructEvent takes a request signed either way.
 // The server's signer imports `sign` from here, so sender and receiver share one definition.
 // For edge runtimes (WebCrypto only), import from '@guard/webhooks/web'.
 
@@ -16,11 +19,18 @@ import {
   headerValue,
   parseEnvelope,
   parseSignatureHeader,
+  parseStandardHeaders,
   type RawBody,
+  type ReplayWindow,
   replayWindow,
   SIGNATURE_HEADER,
   SIGNATURE_PREFIX,
   type SignalCreatedEvent,
+  STANDARD_SIGNATURE_PREFIX,
+  standardKey,
+  standardSignedContent,
+  toBase64,
+  WEBHOOK_SIGNATURE_HEADER,
   WebhookVerificationError,
 } from './envelope.ts';
 
@@ -30,6 +40,59 @@ export * from './public-api.ts';
 /** `sha256=<hex>` for a body under a secret: the Guard-Signature header value. */
 export function sign(rawBody: RawBody, secret: string): string {
   return SIGNATURE_PREFIX + createHmac('sha256', secret).update(bodyBytes(rawBody)).digest('hex');
+}
+
+/**
+ * One webhook-signature entry, `v1,<base64>`, for a delivery with this id and timestamp (Unix
+ * seconds) under a secret: the Standard Webhooks scheme. Join the entries of several secrets
+ * with a space.
+ */
+export function signStandard(id: string, timestamp: number | string, rawBody: RawBody, secret: string): string {
+  const content = standardSignedContent(id, String(timestamp), bodyBytes(rawBody));
+  return STANDARD_SIGNATURE_PREFIX + toBase64(createHmac('sha256', standardKey(secret)).update(content).digest());
+}
+
+function verifyStandardChecked(
+  rawBody: RawBody,
+  headers: HeaderSource,
+  secrets: readonly string[],
+  window: ReplayWindow,
+): void {
+  const keys = secrets.map(standardKey); // a secret that is not base64 is the receiver's mistake: checked first
+  const { content, digests } = parseStandardHeaders(headers, bodyBytes(rawBody), window);
+  let ok = false;
+  for (const key of keys) {
+    const want = createHmac('sha256', key).update(content).digest();
+    for (const entry of digests) ok = timingSafeEqual(want, entry) || ok; // no early exit
+  }
+  if (!ok)
+    throw new WebhookVerificationError(
+      'signature_mismatch',
+      'the webhook-signature does not match the id, timestamp, body and secret',
+    );
+}
+
+/**
+ * Verifies the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature)
+ * against the raw body in constant time, with the webhook-timestamp within the replay window.
+ * The header may list several entries (a rotation); `secret` may be a list too.
+ */
+export function verifyStandardSignature(
+  rawBody: RawBody,
+  headers: HeaderSource,
+  secret: string | readonly string[],
+  options: ConstructEventOptions = {},
+): void {
+  const secrets = checkSecrets(secret);
+  verifyStandardChecked(rawBody, headers, secrets, replayWindow(options));
+}
+
+/** Guard-Signature when the request has one, else the Standard Webhooks headers. */
+function verifyEither(rawBody: RawBody, headers: HeaderSource, secrets: readonly string[], window: ReplayWindow): void {
+  const guard = headerValue(headers, SIGNATURE_HEADER);
+  if (guard === undefined && headerValue(headers, WEBHOOK_SIGNATURE_HEADER) !== undefined)
+    verifyStandardChecked(rawBody, headers, secrets, window);
+  else verifyChecked(rawBody, guard, secrets);
 }
 
 function verifyChecked(rawBody: RawBody, header: string | undefined, secrets: readonly string[]): void {
@@ -58,7 +121,8 @@ export function verifySignature(
 }
 
 /**
- * Verifies and parses one delivery: signature over the raw body, then the V1 envelope, then
+ * Verifies and parses one delivery: signature over the raw body (Guard-Signature, or when the
+ * request has none the Standard Webhooks headers), then the V1 envelope, then
  * its signed `timestamp` within `toleranceSeconds` (default 300) of now. The secret and the
  * options are checked first (WebhookConfigurationError). To deduplicate, use the signed
  * `data.signal_id` (with `event_type`): the Guard-Delivery header is outside the signature.
@@ -71,7 +135,7 @@ export function constructEvent(
 ): SignalCreatedEvent {
   const secrets = checkSecrets(secret);
   const window = replayWindow(options);
-  verifyChecked(rawBody, headerValue(headers, SIGNATURE_HEADER), secrets);
+  verifyEither(rawBody, headers, secrets, window);
   return parseEnvelope(bodyBytes(rawBody), window);
 }
 
@@ -88,6 +152,6 @@ export function constructGuardEvent(
 ): GuardEvent {
   const secrets = checkSecrets(secret);
   const window = replayWindow(options);
-  verifyChecked(rawBody, headerValue(headers, SIGNATURE_HEADER), secrets);
+  verifyEither(rawBody, headers, secrets, window);
   return parseEnvelope(bodyBytes(rawBody), window, true);
 }

@@ -37,6 +37,7 @@ import { oneOpenBundleRequest } from './migrations/0012-one-open-bundle-request.
 import { loginFailures } from './migrations/0013-login-failures.ts';
 import { fairAnalysisQueue } from './migrations/0014-fair-analysis-queue.ts';
 import { emailsPerTenant } from './migrations/0015-emails-per-tenant.ts';
+import { endpointTlsAuthStandardWebhooks } from './migrations/0016-endpoint-tls-auth-standard-webhooks.ts';
 
 /** Every migration by the name databases record it under, in order. */
 const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Migration])[] = [
@@ -55,6 +56,7 @@ const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Mi
   ['0013_login_failures', loginFailures],
   ['0014_fair_analysis_queue', fairAnalysisQueue],
   ['0015_emails_per_tenant', emailsPerTenant],
+  ['0016_endpoint_tls_auth_standard_webhooks', endpointTlsAuthStandardWebhooks],
 ];
 
 function migrations(engine: Engine): Record<string, Migration> {

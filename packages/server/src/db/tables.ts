@@ -241,6 +241,14 @@ export interface WebhookEndpointTable {
   failure_streak: number;
   /** The highest alert threshold (percent of the disable window) announced in this streak; 0: none. */
   failing_alerted: number;
+  /** The client certificate (PEM chain) presented when the receiver asks for one (mTLS); null: none. */
+  tls_client_certificate?: string | null;
+  /** Its private key (PEM), sealed like the secret; never returned. */
+  tls_client_key_sealed?: string | null;
+  /** CA certificates (PEM) the receiver's certificate must chain to, instead of the system store; null: the system store. */
+  tls_ca_certificates?: string | null;
+  /** How the delivery authenticates to the receiver (Basic or OAuth2 client credentials), sealed JSON; null: none. */
+  auth_sealed?: string | null;
 }
 
 export type DeliveryState = 'pending' | 'delivering' | 'succeeded' | 'failed';
@@ -324,6 +332,8 @@ export interface WebhookAttemptTable {
   signature?: string | null;
   /** traceparent as sent; null when none was. */
   traceparent?: string | null;
+  /** webhook-signature as sent (every entry during a rotation); null for attempts before it was recorded. */
+  standard_signature?: string | null;
 }
 
 /**

@@ -18,7 +18,8 @@ export type AttemptRecord = Pick<
   'attempt' | 'started_at' | 'duration_ms' | 'status' | 'error' | 'response_excerpt'
 >;
 
-export type SentAttemptRecord = AttemptRecord & Pick<WebhookAttemptTable, 'signature' | 'traceparent'>;
+export type SentAttemptRecord = AttemptRecord &
+  Pick<WebhookAttemptTable, 'signature' | 'standard_signature' | 'traceparent'>;
 
 export class DeliveriesRepository {
   readonly #db: Db;
@@ -120,6 +121,7 @@ export class DeliveriesRepository {
         'error',
         'response_excerpt',
         'signature',
+        'standard_signature',
         'traceparent',
       ])
       .where('delivery_id', '=', deliveryId)

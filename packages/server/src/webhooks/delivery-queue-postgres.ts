@@ -218,13 +218,14 @@ const SQL_WRITE_OUTCOMES = `
   ),
   attempts as (
     insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
-      response_excerpt, signature, traceparent)
+      response_excerpt, signature, traceparent, standard_signature)
     select a.id, a.delivery_id, a.tenant_id, a.attempt, a.started_at, a.duration_ms, a.status, a.error,
       case when x.erased_at is null then a.response_excerpt end, case when x.erased_at is null then a.signature end,
-      a.traceparent
+      a.traceparent, case when x.erased_at is null then a.standard_signature end
     from unnest($9::text[], $10::text[], $11::text[], $12::int[], $13::text[], $14::int[], $15::int[],
-      $16::text[], $17::text[], $26::text[], $27::text[], $28::text[]) as a(id, delivery_id, tenant_id, attempt,
-      started_at, duration_ms, status, error, response_excerpt, signature, traceparent, signal_id)
+      $16::text[], $17::text[], $26::text[], $27::text[], $28::text[], $29::text[]) as a(id, delivery_id, tenant_id,
+      attempt, started_at, duration_ms, status, error, response_excerpt, signature, traceparent, signal_id,
+      standard_signature)
     -- An attempt in flight while its signal's payload was erased keeps nothing of it.
     left join lateral (select s.erased_at from signals s where s.id = a.signal_id) x on true
   ),
@@ -480,6 +481,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         signature: [] as (string | null)[],
         traceparent: [] as (string | null)[],
         signal: [] as string[],
+        standardSignature: [] as (string | null)[],
       };
       for (const { outcome: o, update: u, attempt: at } of plan.deliveries) {
         d.id.push(o.delivery.id);
@@ -503,6 +505,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
           a.signature.push(o.sent?.signature ?? null);
           a.signal.push(o.delivery.signal_id);
           a.traceparent.push(o.sent?.traceparent ?? null);
+          a.standardSignature.push(o.sent?.standardSignature ?? null);
         }
       }
       if (d.id.length > 0) {
@@ -530,6 +533,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
             a.signature,
             a.traceparent,
             a.signal,
+            a.standardSignature,
           ]),
         );
       }

@@ -352,7 +352,10 @@ for (const engine of ENGINES) {
           .set({ erased_at: at(1).toISOString() })
           .where('id', '=', s.id)
           .execute();
-        const o = { ...outcomeOf(c.delivery), sent: { signature: 'sha256=abc', traceparent: null } };
+        const o = {
+          ...outcomeOf(c.delivery),
+          sent: { signature: 'sha256=abc', standardSignature: 'v1,abc', traceparent: null },
+        };
         await queue.recordOutcomes([o], (x) => retry(x, at(5000)));
         const [attempt] = await db.selectFrom('webhook_attempts').selectAll().execute();
         assert.deepEqual([attempt.status, attempt.response_excerpt, attempt.signature], [500, null, null]);

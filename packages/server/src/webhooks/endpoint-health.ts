@@ -70,9 +70,11 @@ export function statsHour(startedAt: string): string {
 
 /** The endpoint's health after a decision (the same object when nothing changed). */
 export function healthAfter(h: EndpointHealth, d: OutcomeDecision): EndpointHealth {
-  if (d.failingSince === undefined && d.failureStreak === undefined && d.alert === undefined) return h;
+  if (d.failingSince === undefined && d.failureStreak === undefined && d.alert === undefined && !d.disable) return h;
   return {
     ...h,
+    // Disabled by this outcome: the batch's later outcomes for it get no retry.
+    enabled: h.enabled && !d.disable,
     failingSince: d.failingSince !== undefined ? d.failingSince : h.failingSince,
     failureStreak: d.failureStreak ?? h.failureStreak,
     // A streak that starts or ends has announced nothing yet.

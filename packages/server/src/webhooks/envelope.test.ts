@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { constructEvent, sign } from '@guard/webhooks';
+import { constructEvent, sign, signStandard } from '@guard/webhooks';
 import type { SignalTable } from '../db/index.ts';
 import { buildAttempt, buildEnvelope, EVENT_SIGNAL_CREATED, newWebhookSecret, WEBHOOK_USER_AGENT } from './envelope.ts';
 
@@ -77,6 +77,9 @@ describe('one attempt', () => {
       'guard-event': 'signal_created',
       'guard-delivery': DELIVERY.id,
       'guard-timestamp': '1795255200',
+      'webhook-id': DELIVERY.id,
+      'webhook-timestamp': '1795255200',
+      'webhook-signature': headers['webhook-signature'],
     });
     assert.equal(WEBHOOK_USER_AGENT, 'Guard-Webhook/1.0');
     assert.equal(EVENT_SIGNAL_CREATED, 'signal_created');
@@ -91,6 +94,15 @@ describe('one attempt', () => {
       .update(Buffer.from(body, 'utf8'))
       .digest('hex');
     assert.equal(headers['guard-signature'], `sha256=${independent}`);
+  });
+
+  it('signs the Standard Webhooks headers with the same secret: an independent HMAC over "<id>.<ts>.<body>" keyed by its base64 decoding', () => {
+    const { body, headers } = attempt();
+    const key = Buffer.from(SECRET.slice('whsec_'.length), 'base64');
+    const independent = createHmac('sha256', key).update(`${DELIVERY.id}.1795255200.${body}`, 'utf8').digest('base64');
+    assert.equal(headers['webhook-signature'], `v1,${independent}`);
+    const { 'guard-signature': _guardSignature, ...standardOnly } = headers;
+    assert.deepEqual(constructEvent(body, standardOnly, SECRET, { now: () => SENT_AT }), JSON.parse(body));
   });
 
   it('parses and verifies with the SDK constructEvent', () => {
@@ -128,6 +140,10 @@ describe('one attempt during a secret rotation (DESIGN §5 contract — rotation
     const { body, headers } = rotating();
     assert.equal(headers['guard-signature'], `${sign(body, NEW)}, ${sign(body, SECRET)}`);
     assert.match(headers['guard-signature'], /^sha256=[0-9a-f]{64}, sha256=[0-9a-f]{64}$/);
+    assert.equal(
+      headers['webhook-signature'],
+      `${signStandard(DELIVERY.id, '1795255200', body, NEW)} ${signStandard(DELIVERY.id, '1795255200', body, SECRET)}`,
+    );
   });
 
   it('verifies with the SDK under the old secret and under the new one, and not under another', () => {
@@ -155,10 +171,10 @@ describe('one attempt during a secret rotation (DESIGN §5 contract — rotation
 });
 
 describe('newWebhookSecret', () => {
-  it('is whsec_ followed by 32 random bytes in base64url, different every time', () => {
+  it('is whsec_ followed by 32 random bytes in standard base64 with padding, different every time', () => {
     const a = newWebhookSecret();
-    assert.match(a, /^whsec_[A-Za-z0-9_-]{43}$/);
-    assert.equal(Buffer.from(a.slice(6), 'base64url').length, 32);
+    assert.match(a, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    assert.equal(Buffer.from(a.slice(6), 'base64').length, 32);
     assert.notEqual(a, newWebhookSecret());
   });
 });

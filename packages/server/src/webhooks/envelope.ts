@@ -3,7 +3,7 @@
 // those exact bytes with the SDK's own `sign`.
 
 import { randomBytes } from 'node:crypto';
-import { type GuardEvent, type SignalCreatedEvent, sign } from '@guard/webhooks';
+import { type GuardEvent, type SignalCreatedEvent, sign, signStandard } from '@guard/webhooks';
 import type { SignalTable } from '../db/index.ts';
 import { validTraceparent } from '../tracing/index.ts';
 import { endpointConsoleUrl } from './operational-events.ts';
@@ -11,8 +11,13 @@ import { endpointConsoleUrl } from './operational-events.ts';
 export const WEBHOOK_USER_AGENT = 'Guard-Webhook/1.0';
 export const EVENT_SIGNAL_CREATED = 'signal_created';
 
+/**
+ * A new endpoint secret: `whsec_` + standard base64 with padding of 32 random bytes, so every
+ * Standard Webhooks library takes it as given (DESIGN §5). Secrets issued before in base64url
+ * keep working: the SDK decodes either alphabet.
+ */
 export function newWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`;
+  return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
 /**
@@ -56,7 +61,8 @@ export function buildEnvelope(signal: SignalTable, consoleBaseUrl: string, sentA
  * Body and headers of one attempt. Custom headers go first: reserved names can't be overridden
  * (validated at write). `secrets` are the valid secrets, newest first: one outside a rotation,
  * so Guard-Signature is exactly one `sha256=<hex>`; during a rotation's grace period one entry
- * per secret, newest first, separated by ", " (DESIGN §5 contract — rotation).
+ * per secret, newest first, separated by ", " (DESIGN §5 contract — rotation). The Standard
+ * Webhooks headers carry the same id, time and secrets (DESIGN §5 contract — Standard Webhooks).
  * `traceparent` (W3C trace context) is sent when given.
  */
 export function buildAttempt(
@@ -67,6 +73,7 @@ export function buildAttempt(
   sentAt: Date,
 ): { body: string; headers: Record<string, string> } {
   const body = JSON.stringify(buildEnvelope(signal, consoleBaseUrl, sentAt));
+  const timestamp = String(Math.floor(sentAt.getTime() / 1000));
   const headers: Record<string, string> = {
     ...endpoint.headers,
     'content-type': 'application/json',
@@ -74,7 +81,10 @@ export function buildAttempt(
     'guard-signature': signatureHeader(body, endpoint.secrets),
     'guard-event': signal.event_type,
     'guard-delivery': delivery.id,
-    'guard-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+    'guard-timestamp': timestamp,
+    'webhook-id': delivery.id,
+    'webhook-timestamp': timestamp,
+    'webhook-signature': standardSignatureHeader(delivery.id, timestamp, body, endpoint.secrets),
   };
   // Checked again as sent (a database may come from an import): a malformed one is left out.
   const traceparent = validTraceparent(endpoint.traceparent ?? undefined);
@@ -84,6 +94,16 @@ export function buildAttempt(
     headers.traceparent = traceparent;
   }
   return { body, headers };
+}
+
+/** webhook-signature: one `v1,<base64>` entry per secret, newest first, separated by a space. */
+export function standardSignatureHeader(
+  id: string,
+  timestamp: string,
+  body: string,
+  secrets: readonly string[],
+): string {
+  return secrets.map((secret) => signStandard(id, timestamp, body, secret)).join(' ');
 }
 
 /** Guard-Signature over `body`: one entry per secret, in the order given (newest first). */

@@ -200,6 +200,22 @@ describe('decideOutcome: endpoint health', () => {
     assert.equal(d.outcome, 'retrying', 'the delivery itself is decided as usual; disabling fails it with the rest');
   });
 
+  it('410 Gone disables the endpoint at once, on its first failure, and fails the delivery without a retry', () => {
+    for (const h of [HEALTHY, health(true, new Date(NOW.getTime() - 1000).toISOString())]) {
+      const d = decide(outcome(response(410)), h, NEVER);
+      assert.deepEqual(d.disable, {
+        reason: 'disabled: the receiver answered 410 Gone (the endpoint is no more)',
+        at: NOW.toISOString(),
+      });
+      assert.equal(d.outcome, 'failed');
+      assert.equal(d.delivery.kind, 'failed');
+      assert.equal(d.failureStreak, h.failureStreak + 1);
+      assert.equal(d.failingSince, h.failingSince === null ? STARTED.toISOString() : undefined);
+    }
+    // An endpoint already disabled (or deleted) is not disabled again.
+    assert.equal(decide(outcome(response(410)), health(false, null)).disable, undefined);
+  });
+
   it('the endpoint disables exactly when the streak reaches the window (property)', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 10 * 60_000 }), (age) => {
@@ -250,7 +266,8 @@ describe('decideOutcome (property)', () => {
           assert.equal(d.outcome === 'succeeded', ok);
           assert.equal(d.attempt?.attempt, attempt);
           if (!ok) {
-            const retried = health?.enabled === true && attempt < OPTIONS.schedule.length;
+            const gone = result.kind === 'response' && result.status === 410;
+            const retried = health?.enabled === true && attempt < OPTIONS.schedule.length && !gone;
             assert.equal(d.outcome, retried ? 'retrying' : 'failed');
             assert.equal(d.delivery.kind, retried ? 'retry' : 'failed');
             assert.equal(d.failingSince, health?.enabled ? STARTED.toISOString() : undefined);

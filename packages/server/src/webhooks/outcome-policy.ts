@@ -2,7 +2,8 @@
 // succeeds and ends the endpoint's failing streak; anything else is retried at the next
 // scheduled time (retry-schedule.ts), or failed once the schedule is exhausted or the endpoint
 // is disabled; a failure starts the endpoint's failing streak, and a streak older than
-// `disableAfterMs` disables the endpoint. A delivery that can no longer be made (its signal is
+// `disableAfterMs` disables the endpoint. A `410 Gone` answer disables it at once (Standard
+// Webhooks): the receiver says it is no more. A delivery that can no longer be made (its signal is
 // gone, its endpoint disabled or deleted) is failed without an attempt. While a streak
 // lasts, its crossing of 50 %, 75 % and 90 % of the disable window is announced once each
 // (an `endpoint.failing` operational event: operational-events.ts); the disabling itself is
@@ -35,10 +36,10 @@ export interface AttemptOutcome {
   result: AttemptResult;
   /**
    * What the request carried that cannot be rebuilt later (the attempt view shows it): the
-   * Guard-Signature as sent (each entry during a rotation) and the traceparent. Undefined when
-   * nothing was sent.
+   * Guard-Signature and webhook-signature as sent (each entry during a rotation) and the
+   * traceparent. Undefined when nothing was sent.
    */
-  sent?: { signature: string; traceparent: string | null };
+  sent?: { signature: string; standardSignature: string; traceparent: string | null };
 }
 
 /** The endpoint's state that the decision depends on; undefined when it was deleted. */
@@ -157,7 +158,10 @@ export function decideOutcome(
   // An endpoint disabled (or deleted) while this attempt was in flight gets no retry: its
   // pending deliveries were failed when it was disabled.
   const retryAfter = r.kind === 'response' ? parseRetryAfter(r.retryAfter, now.getTime()) : undefined;
-  const delay = endpoint?.enabled ? nextRetryDelay(options.schedule, o.attempt, random, retryAfter) : undefined;
+  // 410 Gone: the receiver says the endpoint is no more (Standard Webhooks); no retry.
+  const gone = status === 410;
+  const delay =
+    endpoint?.enabled && !gone ? nextRetryDelay(options.schedule, o.attempt, random, retryAfter) : undefined;
   const delivery: DeliveryUpdate =
     delay === undefined
       ? { kind: 'failed', attempts: o.attempt, lastStatus: status, lastError: error, completedAt: nowIso }
@@ -179,6 +183,11 @@ export function decideOutcome(
   };
   if (!endpoint?.enabled) return decision;
   decision.failureStreak = endpoint.failureStreak + 1;
+  if (gone) {
+    if (endpoint.failingSince === null) decision.failingSince = o.startedAt.toISOString();
+    decision.disable = { reason: 'disabled: the receiver answered 410 Gone (the endpoint is no more)', at: nowIso };
+    return decision;
+  }
   // A failure starts the endpoint's failing streak; one that has lasted disableAfterMs disables it.
   if (endpoint.failingSince === null) {
     decision.failingSince = o.startedAt.toISOString();

@@ -257,7 +257,11 @@ export class DeliveryWorker {
     p.span.end();
     const durationMs = Math.round(performance.now() - t0);
     this.deps.metrics.attemptDuration.observe(durationMs / 1000);
-    const sent = { signature: p.headers['guard-signature'], traceparent: p.headers.traceparent ?? null };
+    const sent = {
+      signature: p.headers['guard-signature'],
+      standardSignature: p.headers['webhook-signature'],
+      traceparent: p.headers.traceparent ?? null,
+    };
     return { delivery: p.delivery, attempt: p.attempt, startedAt: p.startedAt, durationMs, result, sent };
   }
 

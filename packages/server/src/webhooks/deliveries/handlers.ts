@@ -69,8 +69,8 @@ export async function signalDeliveries(ctx: WebhookContext, user: TenantUser, si
 /**
  * One attempt with the request as it was sent. The body is not stored: buildAttempt is
  * deterministic for a send time, so it is rebuilt from the signal, the delivery and the
- * attempt's started_at (the time the worker stamped on it). Guard-Signature and traceparent
- * are the ones stored with the attempt, as sent (during a secret rotation: both entries),
+ * attempt's started_at (the time the worker stamped on it). Guard-Signature, webhook-signature
+ * and traceparent are the ones stored with the attempt, as sent (during a secret rotation: both entries),
  * whatever the endpoint's secret is now; attempts recorded before they were stored are
  * signed again with the current secret. Once the signal's payload was erased, the body is
  * rebuilt from what is left and no signature is shown (payload_erased). URL and custom
@@ -81,7 +81,7 @@ export async function showAttempt(ctx: WebhookContext, user: TenantUser, id: str
   const d = await findDelivery(ctx, user.tenantId, id);
   const found = await ctx.deliveries.attempt(user.tenantId, d.id, n);
   if (!found) throw notFound('attempt');
-  const { signature, traceparent, ...attempt } = found;
+  const { signature, standard_signature, traceparent, ...attempt } = found;
   const signal = await ctx.deliveries.signal(user.tenantId, d.signal_id);
   if (!signal) throw notFound('signal');
   const endpoint = await findEndpoint(ctx, user.tenantId, d.endpoint_id);
@@ -95,8 +95,15 @@ export async function showAttempt(ctx: WebhookContext, user: TenantUser, id: str
     new Date(attempt.started_at),
   );
   const erased = signal.erased_at != null;
-  if (erased) delete sent.headers['guard-signature'];
-  else if (signature) sent.headers['guard-signature'] = signature;
+  if (erased) {
+    delete sent.headers['guard-signature'];
+    delete sent.headers['webhook-signature'];
+  } else {
+    if (signature) sent.headers['guard-signature'] = signature;
+    // Attempts recorded before the Standard Webhooks headers were sent show none of them.
+    if (standard_signature) sent.headers['webhook-signature'] = standard_signature;
+    else for (const h of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) delete sent.headers[h];
+  }
   const headers = user.role === 'admin' ? sent.headers : { ...sent.headers, ...maskHeaders(custom) };
   return {
     delivery_id: d.id,

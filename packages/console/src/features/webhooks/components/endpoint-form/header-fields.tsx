@@ -70,7 +70,7 @@ export function HeaderFields({
       <legend>Custom headers</legend>
       <p className="hint">
         Sent with every delivery, e.g. an Authorization header your receiver checks. Guard sets Content-Type, User-Agent
-        and the Guard-* headers itself.
+        the Guard-* headers and the Standard Webhooks webhook-* headers itself.
       </p>
       {serverError && (
         <p className="error" role="alert">
