@@ -4274,6 +4274,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's delivery log across its endpoints, newest first; search by signal, endpoint, status word and creation time (keyset paging: pass next_before as before, with the same filters) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description only the deliveries of this signal or event */
+                    signal_id?: string;
+                    /** @description only the deliveries to this endpoint */
+                    endpoint_id?: string;
+                    /** @description succeeded; pending (no attempt finished yet); retrying (an attempt failed, another is scheduled); failed (given up) */
+                    status?: "succeeded" | "pending" | "retrying" | "failed";
+                    /** @description created at or after this time */
+                    since?: string;
+                    /** @description created before this time */
+                    until?: string;
+                    limit?: number;
+                    /** @description next page: the next_before of the previous page, or an RFC 3339 time (items strictly before it) */
+                    before?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            deliveries: {
+                                /** @description the Guard-Delivery header of every attempt */
+                                id: string;
+                                endpoint_id: string;
+                                signal_id: string;
+                                /** @description pending, delivering, succeeded or failed */
+                                state: string;
+                                /** @description succeeded; pending (no attempt finished yet); retrying (an attempt failed, another is scheduled); failed (given up) */
+                                status: "succeeded" | "pending" | "retrying" | "failed";
+                                attempts: number;
+                                next_attempt_at: string | null;
+                                last_status: number | null;
+                                last_error: string | null;
+                                created_at: string;
+                                completed_at: string | null;
+                                endpoint_name: string;
+                                /** @description what it carries, as an endpoint's event_types name it (a test event is `test`) */
+                                event_type: "signal_created" | "test" | "endpoint.failing" | "endpoint.disabled";
+                            }[];
+                            /** @description the next page (pass it as before, with the same filters); null on the last page */
+                            next_before: string | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/endpoints/{id}/deliveries": {
         parameters: {
             query?: never;
@@ -4474,6 +4565,15 @@ export interface paths {
                             response_excerpt: string | null;
                             /** @description the signal's payload was erased: the body is rebuilt from what is left, without its signature */
                             payload_erased: boolean;
+                            /** @description the receiver's response headers; null without a response, or for attempts before they were kept */
+                            response_headers: {
+                                /** @description in the order received, duplicates joined by ", "; credential-like values (cookies, tokens, keys) masked */
+                                headers: {
+                                    [key: string]: string;
+                                };
+                                /** @description headers left out: at most 4 KiB are kept */
+                                omitted: number;
+                            } | null;
                             /** @description rebuilt from the signal, the delivery and the attempt's start time (the body is deterministic for a send time), with the signature stored as sent; the URL and custom headers are the endpoint's current ones */
                             request: {
                                 /** @enum {string} */

@@ -12,6 +12,7 @@ import type { Database } from './tables.ts';
 
 export type { Engine } from './engine.ts';
 export { engineOf } from './engine.ts';
+export { DELIVERY_LOG_TERM } from './migrations/0017-delivery-log-response-headers.ts';
 export { MIGRATION_NAMES } from './migrations.ts';
 export type { DatabaseConfig } from './settings.ts';
 export type { Statements } from './sqlite-dialect.ts';

@@ -334,6 +334,8 @@ export interface WebhookAttemptTable {
   traceparent?: string | null;
   /** webhook-signature as sent (every entry during a rotation); null for attempts before it was recorded. */
   standard_signature?: string | null;
+  /** The receiver's response headers, JSON (capped, credential-like values masked); null without a response or before it was recorded. */
+  response_headers?: string | null;
 }
 
 /**

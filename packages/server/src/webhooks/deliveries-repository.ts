@@ -2,8 +2,10 @@
 // deliveries (outbox), claiming and recording outcomes belong to the delivery machinery
 // (signals/outbox.ts, worker.ts).
 
+import { type SqlBool, sql } from 'kysely';
 import {
   type Db,
+  DELIVERY_LOG_TERM,
   type DeliveryState,
   engineOf,
   type SignalTable,
@@ -19,7 +21,7 @@ export type AttemptRecord = Pick<
 >;
 
 export type SentAttemptRecord = AttemptRecord &
-  Pick<WebhookAttemptTable, 'signature' | 'standard_signature' | 'traceparent'>;
+  Pick<WebhookAttemptTable, 'signature' | 'standard_signature' | 'traceparent' | 'response_headers'>;
 
 export class DeliveriesRepository {
   readonly #db: Db;
@@ -50,6 +52,81 @@ export class DeliveriesRepository {
     }
     if (filter.before) query = query.where(beforeFilter('created_at', 'id', filter.before));
     return query.execute();
+  }
+
+  /**
+   * The tenant's deliveries across its endpoints, newest first (the delivery log), narrowed by
+   * any of: a signal, an endpoint, a status word, a creation time range [since, until). Every
+   * filter is a condition on webhook_deliveries alone. One index leads: a signal's few
+   * deliveries (signal_id), an endpoint's newest first ((endpoint_id, created_at)), or else the
+   * tenant's newest first (the partial index webhook_deliveries_log, which only a query stating
+   * DELIVERY_LOG_TERM may use; migration 0017 says why); the others are tested on its rows,
+   * and the walk stops at the page's end.
+   */
+  async listForTenant(
+    tenantId: string,
+    filter: PageRequest & {
+      signalId?: string;
+      endpointId?: string;
+      status?: DeliveryStatus;
+      since?: string;
+      until?: string;
+    },
+  ): Promise<WebhookDeliveryTable[]> {
+    let query = this.#db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(filter.limit);
+    if (filter.signalId !== undefined) query = query.where('signal_id', '=', filter.signalId);
+    if (filter.endpointId !== undefined) query = query.where('endpoint_id', '=', filter.endpointId);
+    if (filter.signalId === undefined && filter.endpointId === undefined)
+      query = query.where(sql<SqlBool>`${sql.raw(DELIVERY_LOG_TERM)}`);
+    if (filter.status) {
+      const c = statusCondition(filter.status);
+      query = query.where('state', 'in', c.states);
+      if (c.attempted !== undefined) query = query.where('attempts', c.attempted ? '>' : '=', 0);
+    }
+    if (filter.since !== undefined) query = query.where('created_at', '>=', filter.since);
+    if (filter.until !== undefined) query = query.where('created_at', '<', filter.until);
+    if (filter.before) query = query.where(beforeFilter('created_at', 'id', filter.before));
+    return query.execute();
+  }
+
+  /** What a page of the delivery log shows beside each row: its endpoint's name, and its signal's kind. */
+  async logLabels(
+    tenantId: string,
+    rows: readonly Pick<WebhookDeliveryTable, 'endpoint_id' | 'signal_id'>[],
+  ): Promise<{
+    endpoints: Map<string, string>;
+    signals: Map<string, Pick<SignalTable, 'event_type' | 'is_test'>>;
+  }> {
+    const endpointIds = [...new Set(rows.map((r) => r.endpoint_id))];
+    const signalIds = [...new Set(rows.map((r) => r.signal_id))];
+    const [endpoints, signals] = await Promise.all([
+      endpointIds.length === 0
+        ? []
+        : this.#db
+            .selectFrom('webhook_endpoints')
+            .select(['id', 'name'])
+            .where('tenant_id', '=', tenantId)
+            .where('id', 'in', endpointIds)
+            .execute(),
+      signalIds.length === 0
+        ? []
+        : this.#db
+            .selectFrom('signals')
+            .select(['id', 'event_type', 'is_test'])
+            .where('tenant_id', '=', tenantId)
+            .where('id', 'in', signalIds)
+            .execute(),
+    ]);
+    return {
+      endpoints: new Map(endpoints.map((e) => [e.id, e.name])),
+      signals: new Map(signals.map((s) => [s.id, s])),
+    };
   }
 
   async find(tenantId: string, id: string): Promise<WebhookDeliveryTable | undefined> {
@@ -123,6 +200,7 @@ export class DeliveriesRepository {
         'signature',
         'standard_signature',
         'traceparent',
+        'response_headers',
       ])
       .where('delivery_id', '=', deliveryId)
       .where('tenant_id', '=', tenantId)

@@ -218,14 +218,14 @@ const SQL_WRITE_OUTCOMES = `
   ),
   attempts as (
     insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
-      response_excerpt, signature, traceparent, standard_signature)
+      response_excerpt, signature, traceparent, standard_signature, response_headers)
     select a.id, a.delivery_id, a.tenant_id, a.attempt, a.started_at, a.duration_ms, a.status, a.error,
       case when x.erased_at is null then a.response_excerpt end, case when x.erased_at is null then a.signature end,
-      a.traceparent, case when x.erased_at is null then a.standard_signature end
+      a.traceparent, case when x.erased_at is null then a.standard_signature end, a.response_headers
     from unnest($9::text[], $10::text[], $11::text[], $12::int[], $13::text[], $14::int[], $15::int[],
-      $16::text[], $17::text[], $26::text[], $27::text[], $28::text[], $29::text[]) as a(id, delivery_id, tenant_id,
-      attempt, started_at, duration_ms, status, error, response_excerpt, signature, traceparent, signal_id,
-      standard_signature)
+      $16::text[], $17::text[], $26::text[], $27::text[], $28::text[], $29::text[], $30::text[]) as a(id, delivery_id,
+      tenant_id, attempt, started_at, duration_ms, status, error, response_excerpt, signature, traceparent, signal_id,
+      standard_signature, response_headers)
     -- An attempt in flight while its signal's payload was erased keeps nothing of it.
     left join lateral (select s.erased_at from signals s where s.id = a.signal_id) x on true
   ),
@@ -482,6 +482,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         traceparent: [] as (string | null)[],
         signal: [] as string[],
         standardSignature: [] as (string | null)[],
+        responseHeaders: [] as (string | null)[],
       };
       for (const { outcome: o, update: u, attempt: at } of plan.deliveries) {
         d.id.push(o.delivery.id);
@@ -506,6 +507,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
           a.signal.push(o.delivery.signal_id);
           a.traceparent.push(o.sent?.traceparent ?? null);
           a.standardSignature.push(o.sent?.standardSignature ?? null);
+          a.responseHeaders.push(at.responseHeaders ?? null);
         }
       }
       if (d.id.length > 0) {
@@ -534,6 +536,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
             a.traceparent,
             a.signal,
             a.standardSignature,
+            a.responseHeaders,
           ]),
         );
       }

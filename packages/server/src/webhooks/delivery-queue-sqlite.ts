@@ -407,9 +407,9 @@ function updateDelivery(sql: Statements, id: string, u: DeliveryUpdate): number 
 function insertAttempt(sql: Statements, o: AttemptOutcome, a: AttemptRecord): void {
   sql.run(
     `insert into webhook_attempts (id, delivery_id, tenant_id, attempt, started_at, duration_ms, status, error,
-       response_excerpt, signature, traceparent, standard_signature)
+       response_excerpt, signature, traceparent, standard_signature, response_headers)
      select ?, ?, ?, ?, ?, ?, ?, ?, case when x.erased_at is null then ? end, case when x.erased_at is null then ? end, ?,
-       case when x.erased_at is null then ? end
+       case when x.erased_at is null then ? end, ?
      from (select (select erased_at from signals where id = ?) as erased_at) x`,
     timeOrderedUuid(Date.parse(a.startedAt)),
     o.delivery.id,
@@ -423,6 +423,7 @@ function insertAttempt(sql: Statements, o: AttemptOutcome, a: AttemptRecord): vo
     o.sent?.signature ?? null,
     o.sent?.traceparent ?? null,
     o.sent?.standardSignature ?? null,
+    a.responseHeaders ?? null,
     o.delivery.signal_id,
   );
 }

@@ -65,6 +65,7 @@ describe('decideOutcome: success', () => {
         status,
         error: null,
         responseExcerpt: 'body',
+        responseHeaders: null,
       });
       assert.equal(d.disable, undefined);
     }
@@ -111,7 +112,15 @@ describe('decideOutcome: failure', () => {
       status: 503,
       error: 'HTTP 503',
       responseExcerpt: 'busy',
+      responseHeaders: null,
     });
+  });
+
+  it('keeps the response headers the send step kept, and none without a response', () => {
+    const headers = JSON.stringify({ headers: { 'content-type': 'text/plain' }, omitted: 0 });
+    assert.equal(decide(outcome({ ...response(503), headers } as AttemptResult)).attempt?.responseHeaders, headers);
+    assert.equal(decide(outcome({ ...response(200), headers } as AttemptResult)).attempt?.responseHeaders, headers);
+    assert.equal(decide(outcome(error('ECONNRESET'))).attempt?.responseHeaders, null);
   });
 
   it('an error without a response has no status and no excerpt', () => {
@@ -181,6 +190,25 @@ describe('decideOutcome: endpoint health', () => {
     const d = decide(outcome(response(500)));
     assert.equal(d.failingSince, STARTED.toISOString());
     assert.equal(d.disable, undefined);
+  });
+
+  it("a test event's failure moves no streak: no failing, no alert, no disabling; it is still retried", () => {
+    const test = (result: AttemptResult): AttemptOutcome => ({ ...outcome(result), testEvent: true });
+    const first = decide(test(response(500)));
+    assert.equal(first.failingSince, undefined);
+    assert.equal(first.failureStreak, undefined);
+    assert.equal(first.outcome, 'retrying');
+    const late = decide(test(error('ECONNREFUSED')), health(true, new Date(NOW.getTime() - 59_000).toISOString(), 50));
+    assert.equal(late.disable, undefined);
+    assert.equal(late.alert, undefined);
+    const expired = decide(test(response(503)), health(true, new Date(NOW.getTime() - 120_000).toISOString()));
+    assert.equal(expired.disable, undefined);
+    assert.equal(
+      decide(test(response(200)), health(true, STARTED.toISOString())).failingSince,
+      null,
+      'a success still ends a streak',
+    );
+    assert.ok(decide(test(response(410))).disable, '410 Gone still disables');
   });
 
   it('a failure inside the window continues the streak', () => {

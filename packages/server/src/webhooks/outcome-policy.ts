@@ -20,7 +20,14 @@ import { nextRetryDelay } from './retry-schedule.ts';
 /** What one attempt came to, as the worker's send step saw it. */
 export type AttemptResult =
   /** The receiver answered (any status: 3xx and 4xx are failures too). */
-  | { kind: 'response'; status: number; retryAfter: string | readonly string[] | undefined; excerpt: string }
+  | {
+      kind: 'response';
+      status: number;
+      retryAfter: string | readonly string[] | undefined;
+      excerpt: string;
+      /** The headers to keep, as response-headers.ts stores them (JSON). */
+      headers?: string;
+    }
   /** No answer: timeout, connection or TLS error, refused address, or an internal error. */
   | { kind: 'error'; error: string }
   /** Nothing was sent: the delivery can no longer be made, and is failed. */
@@ -34,6 +41,12 @@ export interface AttemptOutcome {
   startedAt: Date;
   durationMs: number;
   result: AttemptResult;
+  /**
+   * A test event (or a secret rotation's proof, which is one): its failure moves no endpoint's
+   * failing streak, so it never raises the failing banner, an alert or a disabling (but a 410
+   * Gone still disables); its success ends a streak like any 2xx (the receiver answers again).
+   */
+  testEvent?: boolean;
   /**
    * What the request carried that cannot be rebuilt later (the attempt view shows it): the
    * Guard-Signature and webhook-signature as sent (each entry during a rotation) and the
@@ -82,6 +95,8 @@ export interface AttemptRecord {
   status: number | null;
   error: string | null;
   responseExcerpt: string | null;
+  /** The response headers kept (response-headers.ts), JSON; null without a response. */
+  responseHeaders?: string | null;
 }
 
 export interface OutcomeDecision {
@@ -139,6 +154,7 @@ export function decideOutcome(
     status,
     error,
     responseExcerpt: excerpt,
+    responseHeaders: r.kind === 'response' ? (r.headers ?? null) : null,
   });
 
   if (status !== null && status >= 200 && status < 300)
@@ -182,12 +198,16 @@ export function decideOutcome(
     disable: undefined,
   };
   if (!endpoint?.enabled) return decision;
-  decision.failureStreak = endpoint.failureStreak + 1;
   if (gone) {
+    decision.failureStreak = endpoint.failureStreak + 1;
     if (endpoint.failingSince === null) decision.failingSince = o.startedAt.toISOString();
     decision.disable = { reason: 'disabled: the receiver answered 410 Gone (the endpoint is no more)', at: nowIso };
     return decision;
   }
+  // A test event that fails says nothing of the endpoint's deliveries (it is how an admin
+  // checks a receiver being set up): no streak, so no failing banner, alert or disabling.
+  if (o.testEvent) return decision;
+  decision.failureStreak = endpoint.failureStreak + 1;
   // A failure starts the endpoint's failing streak; one that has lasted disableAfterMs disables it.
   if (endpoint.failingSince === null) {
     decision.failingSince = o.startedAt.toISOString();

@@ -22,8 +22,10 @@ import { buildAttempt } from './envelope.ts';
 import { sendDelivery } from './http-client.ts';
 import type { WebhookMetrics } from './metrics.ts';
 import { type AttemptOutcome, decideOutcome, type OutcomeDecision } from './outcome-policy.ts';
+import { keptResponseHeaders } from './response-headers.ts';
 import { open } from './secret-box.ts';
 import { signingSecrets } from './secret-rotation.ts';
+import { eventTypeOf } from './subscriptions.ts';
 
 export interface WorkerOptions {
   concurrency: number;
@@ -80,6 +82,8 @@ interface PreparedAttempt {
   headers: Record<string, string>;
   body: string;
   span: SpanHandle;
+  /** A test event: its failure does not count against the endpoint (outcome-policy.ts). */
+  testEvent: boolean;
 }
 
 /** A failed attempt (or a delivery given up without one), logged once its outcome is written. */
@@ -221,7 +225,8 @@ export class DeliveryWorker {
         this.deps.consoleBaseUrl(),
         startedAt,
       );
-      return { delivery, attempt, startedAt, url: endpoint.url, headers, body, span };
+      const testEvent = eventTypeOf(signal) === 'test';
+      return { delivery, attempt, startedAt, url: endpoint.url, headers, body, span, testEvent };
     } catch (e) {
       this.deps.log.error({ err: e, deliveryId: delivery.id }, 'webhook attempt failed before sending');
       return {
@@ -246,6 +251,7 @@ export class DeliveryWorker {
         status: response.status,
         retryAfter: response.headers['retry-after'],
         excerpt: response.excerpt,
+        headers: keptResponseHeaders(response.headers),
       };
     } catch (e) {
       result = { kind: 'error', error: describeError(e, timeoutMs) };
@@ -262,7 +268,8 @@ export class DeliveryWorker {
       standardSignature: p.headers['webhook-signature'],
       traceparent: p.headers.traceparent ?? null,
     };
-    return { delivery: p.delivery, attempt: p.attempt, startedAt: p.startedAt, durationMs, result, sent };
+    const { delivery, attempt, startedAt, testEvent } = p;
+    return { delivery, attempt, startedAt, durationMs, result, sent, testEvent };
   }
 
   /**

@@ -9,8 +9,10 @@ import { deliveryStatus } from '../delivery-status.ts';
 import { maskHeaders, maskUrl, openHeaders } from '../endpoint-headers.ts';
 import { findEndpoint } from '../endpoints/endpoint-view.ts';
 import { buildAttempt } from '../envelope.ts';
+import { readResponseHeaders } from '../response-headers.ts';
 import { open } from '../secret-box.ts';
-import { type DeliveryListQuery, type DeliveryView, deliveryView } from './schemas.ts';
+import { eventTypeOf } from '../subscriptions.ts';
+import { type DeliveryListQuery, type DeliveryLogQuery, type DeliveryView, deliveryView } from './schemas.ts';
 
 async function findDelivery(ctx: WebhookContext, tenantId: string, id: string): Promise<WebhookDeliveryTable> {
   const row = await ctx.deliveries.find(tenantId, id);
@@ -29,6 +31,39 @@ export async function listDeliveries(ctx: WebhookContext, user: TenantUser, endp
   });
   return { deliveries: rows.map(deliveryView), next_before: nextBefore(rows, limit, (d) => [d.created_at, d.id]) };
 }
+
+/**
+ * The tenant's delivery log: every endpoint's deliveries, newest created first, searched by
+ * signal, endpoint, status word and creation time; each with its endpoint's name and what it
+ * carries. Endpoint and signal ids that are not the tenant's find nothing (never a 404, which
+ * would tell that they exist elsewhere).
+ */
+export async function deliveryLog(ctx: WebhookContext, user: TenantUser, q: DeliveryLogQuery) {
+  const limit = q.limit ?? 50;
+  const rows = await ctx.deliveries.listForTenant(user.tenantId, {
+    signalId: q.signal_id,
+    endpointId: q.endpoint_id,
+    status: q.status,
+    since: instant(q.since),
+    until: instant(q.until),
+    limit,
+    before: parseBefore(q.before),
+  });
+  const { endpoints, signals } = await ctx.deliveries.logLabels(user.tenantId, rows);
+  return {
+    deliveries: rows.map((d) => {
+      const signal = signals.get(d.signal_id);
+      return {
+        ...deliveryView(d),
+        endpoint_name: endpoints.get(d.endpoint_id) ?? '',
+        event_type: signal ? eventTypeOf(signal) : ('signal_created' as const),
+      };
+    }),
+    next_before: nextBefore(rows, limit, (d) => [d.created_at, d.id]),
+  };
+}
+
+const instant = (t: string | undefined) => (t === undefined ? undefined : new Date(t).toISOString());
 
 export async function showDelivery(ctx: WebhookContext, user: TenantUser, id: string) {
   const found = await ctx.deliveries.findWithAttempts(user.tenantId, id);
@@ -81,7 +116,7 @@ export async function showAttempt(ctx: WebhookContext, user: TenantUser, id: str
   const d = await findDelivery(ctx, user.tenantId, id);
   const found = await ctx.deliveries.attempt(user.tenantId, d.id, n);
   if (!found) throw notFound('attempt');
-  const { signature, standard_signature, traceparent, ...attempt } = found;
+  const { signature, standard_signature, traceparent, response_headers, ...attempt } = found;
   const signal = await ctx.deliveries.signal(user.tenantId, d.signal_id);
   if (!signal) throw notFound('signal');
   const endpoint = await findEndpoint(ctx, user.tenantId, d.endpoint_id);
@@ -110,6 +145,7 @@ export async function showAttempt(ctx: WebhookContext, user: TenantUser, id: str
     endpoint_id: d.endpoint_id,
     ...attempt,
     payload_erased: erased,
+    response_headers: readResponseHeaders(response_headers),
     request: {
       method: 'POST' as const,
       url: user.role === 'admin' ? endpoint.url : maskUrl(endpoint.url),

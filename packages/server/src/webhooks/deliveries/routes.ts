@@ -1,22 +1,39 @@
-// Delivery routes: admins and members read an endpoint's deliveries and their attempts;
-// admins redeliver (same Guard-Delivery).
+// Delivery routes: admins and members read the tenant's delivery log, an endpoint's deliveries
+// and their attempts; admins redeliver (same Guard-Delivery).
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireTenantUser } from '../../auth/index.ts';
 import { ErrorResponses, IdParams } from '../../kernel/route-schemas.ts';
 import type { WebhookContext } from '../context.ts';
-import { listDeliveries, redeliver, showAttempt, showDelivery, signalDeliveries } from './handlers.ts';
+import { deliveryLog, listDeliveries, redeliver, showAttempt, showDelivery, signalDeliveries } from './handlers.ts';
 import {
   AttemptDetail,
   AttemptParams,
   DeliveryDetail,
   DeliveryList,
   DeliveryListQuery,
+  DeliveryLog,
+  DeliveryLogQuery,
   DeliveryView,
   SignalDeliveries,
 } from './schemas.ts';
 
 export const deliveryRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (app, ctx) => {
+  app.get(
+    '/v1/webhooks/deliveries',
+    {
+      schema: {
+        tags: ['webhooks'],
+        summary:
+          "The tenant's delivery log across its endpoints, newest first; search by signal, endpoint, status word " +
+          'and creation time (keyset paging: pass next_before as before, with the same filters)',
+        querystring: DeliveryLogQuery,
+        response: { 200: DeliveryLog, ...ErrorResponses },
+      },
+    },
+    async (req) => deliveryLog(ctx, requireTenantUser(req, ['admin', 'member']), req.query),
+  );
+
   app.get(
     '/v1/webhooks/endpoints/:id/deliveries',
     {

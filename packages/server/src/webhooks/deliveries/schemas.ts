@@ -60,6 +60,39 @@ export const DeliveryList = Type.Object({
   next_before: Type.Union([Type.String(), Type.Null()]),
 });
 
+/** The tenant's delivery log (GET /v1/webhooks/deliveries): every endpoint's, searched. */
+export const DeliveryLogQuery = Type.Object({
+  signal_id: Type.Optional(Type.String({ maxLength: 64, description: 'only the deliveries of this signal or event' })),
+  endpoint_id: Type.Optional(Type.String({ maxLength: 64, description: 'only the deliveries to this endpoint' })),
+  status: Type.Optional(DeliveryStatusWord),
+  since: Type.Optional(Type.String({ format: 'date-time', description: 'created at or after this time' })),
+  until: Type.Optional(Type.String({ format: 'date-time', description: 'created before this time' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  before: Type.Optional(BeforeParam),
+});
+export type DeliveryLogQuery = Static<typeof DeliveryLogQuery>;
+
+export const DeliveryLogEntry = Type.Object({
+  ...DeliveryView.properties,
+  endpoint_name: Type.String(),
+  event_type: Type.Union(
+    [
+      Type.Literal('signal_created'),
+      Type.Literal('test'),
+      Type.Literal('endpoint.failing'),
+      Type.Literal('endpoint.disabled'),
+    ],
+    { description: "what it carries, as an endpoint's event_types name it (a test event is `test`)" },
+  ),
+});
+
+export const DeliveryLog = Type.Object({
+  deliveries: Type.Array(DeliveryLogEntry),
+  next_before: Type.Union([Type.String(), Type.Null()], {
+    description: 'the next page (pass it as before, with the same filters); null on the last page',
+  }),
+});
+
 export function deliveryView(d: WebhookDeliveryTable): DeliveryView {
   return {
     id: d.id,
@@ -88,6 +121,19 @@ export const AttemptDetail = Type.Object({
   payload_erased: Type.Boolean({
     description: "the signal's payload was erased: the body is rebuilt from what is left, without its signature",
   }),
+  response_headers: Type.Union(
+    [
+      Type.Object({
+        headers: Type.Record(Type.String(), Type.String(), {
+          description:
+            'in the order received, duplicates joined by ", "; credential-like values (cookies, tokens, keys) masked',
+        }),
+        omitted: Type.Integer({ description: 'headers left out: at most 4 KiB are kept' }),
+      }),
+      Type.Null(),
+    ],
+    { description: "the receiver's response headers; null without a response, or for attempts before they were kept" },
+  ),
   request: Type.Object(
     {
       method: Type.Literal('POST'),

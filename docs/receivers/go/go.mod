@@ -1,0 +1,3 @@
+module guardreceiver
+
+go 1.19
