@@ -51,6 +51,13 @@ command -v bpftool >/dev/null || missing+=(bpftool)
 [ -f /usr/include/gelf.h ] || missing+=(libelf-dev)
 [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
 command -v bpftrace >/dev/null || missing+=(bpftrace)
+# The webhook receivers in docs/receivers/ run on real deliveries in the server suite
+# (receivers.test.ts), each with its language's own toolchain.
+command -v python3 >/dev/null || missing+=(python3)
+command -v go >/dev/null || missing+=(golang-go)
+command -v ruby >/dev/null || missing+=(ruby)
+command -v php >/dev/null || missing+=(php-cli)
+command -v javac >/dev/null || missing+=(default-jdk-headless)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing Debian packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
