@@ -32,7 +32,7 @@ import { collectExpiredUploads, openObjectStore } from './objects/index.ts';
 import { SignalOutbox } from './signals/index.ts';
 import { NO_TRACER, startTracing, type Tracer } from './tracing/index.ts';
 import {
-  createDeliveryAgent,
+  createDeliveryAgents,
   createDeliveryQueue,
   createMetrics,
   DeliveryWorker,
@@ -90,10 +90,11 @@ export async function openDeps(
   const worker = new DeliveryWorker(
     {
       queue,
-      agent: createDeliveryAgent({
+      agents: createDeliveryAgents({
         allowPrivate: config.webhookAllowPrivate,
         timeoutMs: w.timeoutMs,
         extraCa,
+        proxy: w.proxy,
       }),
       secretKey: masterKey.derive('webhook-secrets'),
       consoleBaseUrl: publicUrl,

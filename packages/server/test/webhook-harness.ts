@@ -20,6 +20,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
+import type { TLSSocket } from 'node:tls';
 import { promisify } from 'node:util';
 import { loadServerConfig } from '../src/config.ts';
 import type { Role } from '../src/db/tables.ts';
@@ -277,6 +278,8 @@ export interface ReceivedRequest {
   body: Buffer;
   /** Date.now() when the body was complete. */
   at: number;
+  /** The subject CN of the client certificate the sender presented (mTLS), if any. */
+  clientCertificateCn?: string;
 }
 
 export type Reply = { status?: number; headers?: Record<string, string>; body?: string | Buffer } | 'hang';
@@ -293,9 +296,15 @@ export class Receiver {
     this.server = server;
   }
 
-  /** Listens on `host` (127.0.0.1 or ::1 only) on a free port. */
-  static async start(tls: { key: string; cert: string }, host: '127.0.0.1' | '::1' = '127.0.0.1'): Promise<Receiver> {
-    const server = https.createServer({ key: tls.key, cert: tls.cert, keepAlive: true });
+  /**
+   * Listens on `host` (127.0.0.1 or ::1 only) on a free port. `tls` may ask for a client
+   * certificate (`requestCert`, `ca`, `rejectUnauthorized`: mTLS).
+   */
+  static async start(
+    tls: { key: string; cert: string } & https.ServerOptions,
+    host: '127.0.0.1' | '::1' = '127.0.0.1',
+  ): Promise<Receiver> {
+    const server = https.createServer({ keepAlive: true, ...tls });
     const receiver = new Receiver(server);
     server.on('request', (req, res) => {
       const chunks: Buffer[] = [];
@@ -311,6 +320,8 @@ export class Receiver {
           body: Buffer.concat(chunks),
           at: Date.now(),
         };
+        const peer = (req.socket as TLSSocket).getPeerCertificate?.();
+        if (peer?.subject?.CN) hit.clientCertificateCn = String(peer.subject.CN);
         receiver.hits.push(hit);
         const nth = (receiver.counts.get(path) ?? 0) + 1;
         receiver.counts.set(path, nth);

@@ -3469,6 +3469,37 @@ export interface paths {
                                     /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
                                     can_complete: boolean;
                                 } | null;
+                                /** @description TLS towards the receiver (DESIGN §5 contract — endpoint TLS) */
+                                tls: {
+                                    /** @description the client certificate presented for mTLS (its key is never shown), or null */
+                                    client_certificate: {
+                                        subject: string;
+                                        issuer: string;
+                                        not_before: string;
+                                        /** @description when it expires: Guard announces endpoint.certificate_expiring 30 and 7 days before */
+                                        not_after: string;
+                                        fingerprint_sha256: string;
+                                    } | null;
+                                    /** @description the CA bundle that replaces the system store for this receiver, or null */
+                                    ca_certificates: {
+                                        count: number;
+                                        subjects: string[];
+                                    } | null;
+                                };
+                                /** @description how deliveries authenticate to the receiver (never the password or client secret), or null */
+                                auth: {
+                                    /** @enum {string} */
+                                    type: "basic";
+                                    username: string;
+                                } | {
+                                    /** @enum {string} */
+                                    type: "oauth2_client_credentials";
+                                    /** @description query values masked for members */
+                                    token_url: string;
+                                    client_id: string;
+                                    scope: string | null;
+                                    audience: string | null;
+                                } | null;
                                 /** @description when the current secret replaced the one before (null: the secret made with the endpoint) */
                                 secret_rotated_at: string | null;
                                 created_at: string;
@@ -3524,6 +3555,29 @@ export interface paths {
                         signal_types?: string[] | null;
                         /** @description deliveries per second at most (fractions allowed: 0.5 is one every 2 s); deliveries beyond it wait, none fails for it; null (the default): no limit */
                         rate_limit?: number | null;
+                        /** @description client certificate (PEM, leaf first, then intermediates) presented when the receiver asks for one (mTLS); null removes it with its key */
+                        tls_client_certificate?: string | null;
+                        /** @description the client certificate's private key (unencrypted PEM); stored sealed, never returned */
+                        tls_client_key?: string | null;
+                        /** @description CA certificates (PEM bundle): the receiver's certificate must chain to one of these instead of the system store; null: the system store */
+                        tls_ca_certificates?: string | null;
+                        /** @description how each delivery authenticates to the receiver: HTTP Basic, or an OAuth2 access token got with the client credentials grant from token_url; null: none. The password and client secret are stored sealed and never returned */
+                        auth?: {
+                            /** @enum {string} */
+                            type: "basic";
+                            username: string;
+                            /** @description kept when left out */
+                            password?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "oauth2_client_credentials";
+                            token_url: string;
+                            client_id: string;
+                            /** @description kept when left out */
+                            client_secret?: string;
+                            scope?: string | null;
+                            audience?: string | null;
+                        } | null;
                     };
                 };
             };
@@ -3590,6 +3644,37 @@ export interface paths {
                                 } | null;
                                 /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
                                 can_complete: boolean;
+                            } | null;
+                            /** @description TLS towards the receiver (DESIGN §5 contract — endpoint TLS) */
+                            tls: {
+                                /** @description the client certificate presented for mTLS (its key is never shown), or null */
+                                client_certificate: {
+                                    subject: string;
+                                    issuer: string;
+                                    not_before: string;
+                                    /** @description when it expires: Guard announces endpoint.certificate_expiring 30 and 7 days before */
+                                    not_after: string;
+                                    fingerprint_sha256: string;
+                                } | null;
+                                /** @description the CA bundle that replaces the system store for this receiver, or null */
+                                ca_certificates: {
+                                    count: number;
+                                    subjects: string[];
+                                } | null;
+                            };
+                            /** @description how deliveries authenticate to the receiver (never the password or client secret), or null */
+                            auth: {
+                                /** @enum {string} */
+                                type: "basic";
+                                username: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "oauth2_client_credentials";
+                                /** @description query values masked for members */
+                                token_url: string;
+                                client_id: string;
+                                scope: string | null;
+                                audience: string | null;
                             } | null;
                             /** @description when the current secret replaced the one before (null: the secret made with the endpoint) */
                             secret_rotated_at: string | null;
@@ -3709,6 +3794,37 @@ export interface paths {
                                 /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
                                 can_complete: boolean;
                             } | null;
+                            /** @description TLS towards the receiver (DESIGN §5 contract — endpoint TLS) */
+                            tls: {
+                                /** @description the client certificate presented for mTLS (its key is never shown), or null */
+                                client_certificate: {
+                                    subject: string;
+                                    issuer: string;
+                                    not_before: string;
+                                    /** @description when it expires: Guard announces endpoint.certificate_expiring 30 and 7 days before */
+                                    not_after: string;
+                                    fingerprint_sha256: string;
+                                } | null;
+                                /** @description the CA bundle that replaces the system store for this receiver, or null */
+                                ca_certificates: {
+                                    count: number;
+                                    subjects: string[];
+                                } | null;
+                            };
+                            /** @description how deliveries authenticate to the receiver (never the password or client secret), or null */
+                            auth: {
+                                /** @enum {string} */
+                                type: "basic";
+                                username: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "oauth2_client_credentials";
+                                /** @description query values masked for members */
+                                token_url: string;
+                                client_id: string;
+                                scope: string | null;
+                                audience: string | null;
+                            } | null;
                             /** @description when the current secret replaced the one before (null: the secret made with the endpoint) */
                             secret_rotated_at: string | null;
                             created_at: string;
@@ -3809,6 +3925,29 @@ export interface paths {
                         signal_types?: string[] | null;
                         /** @description deliveries per second at most (fractions allowed: 0.5 is one every 2 s); deliveries beyond it wait, none fails for it; null (the default): no limit */
                         rate_limit?: number | null;
+                        /** @description client certificate (PEM, leaf first, then intermediates) presented when the receiver asks for one (mTLS); null removes it with its key */
+                        tls_client_certificate?: string | null;
+                        /** @description the client certificate's private key (unencrypted PEM); stored sealed, never returned */
+                        tls_client_key?: string | null;
+                        /** @description CA certificates (PEM bundle): the receiver's certificate must chain to one of these instead of the system store; null: the system store */
+                        tls_ca_certificates?: string | null;
+                        /** @description how each delivery authenticates to the receiver: HTTP Basic, or an OAuth2 access token got with the client credentials grant from token_url; null: none. The password and client secret are stored sealed and never returned */
+                        auth?: {
+                            /** @enum {string} */
+                            type: "basic";
+                            username: string;
+                            /** @description kept when left out */
+                            password?: string;
+                        } | {
+                            /** @enum {string} */
+                            type: "oauth2_client_credentials";
+                            token_url: string;
+                            client_id: string;
+                            /** @description kept when left out */
+                            client_secret?: string;
+                            scope?: string | null;
+                            audience?: string | null;
+                        } | null;
                     };
                 };
             };
@@ -3875,6 +4014,37 @@ export interface paths {
                                 } | null;
                                 /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
                                 can_complete: boolean;
+                            } | null;
+                            /** @description TLS towards the receiver (DESIGN §5 contract — endpoint TLS) */
+                            tls: {
+                                /** @description the client certificate presented for mTLS (its key is never shown), or null */
+                                client_certificate: {
+                                    subject: string;
+                                    issuer: string;
+                                    not_before: string;
+                                    /** @description when it expires: Guard announces endpoint.certificate_expiring 30 and 7 days before */
+                                    not_after: string;
+                                    fingerprint_sha256: string;
+                                } | null;
+                                /** @description the CA bundle that replaces the system store for this receiver, or null */
+                                ca_certificates: {
+                                    count: number;
+                                    subjects: string[];
+                                } | null;
+                            };
+                            /** @description how deliveries authenticate to the receiver (never the password or client secret), or null */
+                            auth: {
+                                /** @enum {string} */
+                                type: "basic";
+                                username: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "oauth2_client_credentials";
+                                /** @description query values masked for members */
+                                token_url: string;
+                                client_id: string;
+                                scope: string | null;
+                                audience: string | null;
                             } | null;
                             /** @description when the current secret replaced the one before (null: the secret made with the endpoint) */
                             secret_rotated_at: string | null;
@@ -4060,6 +4230,37 @@ export interface paths {
                                 /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
                                 can_complete: boolean;
                             } | null;
+                            /** @description TLS towards the receiver (DESIGN §5 contract — endpoint TLS) */
+                            tls: {
+                                /** @description the client certificate presented for mTLS (its key is never shown), or null */
+                                client_certificate: {
+                                    subject: string;
+                                    issuer: string;
+                                    not_before: string;
+                                    /** @description when it expires: Guard announces endpoint.certificate_expiring 30 and 7 days before */
+                                    not_after: string;
+                                    fingerprint_sha256: string;
+                                } | null;
+                                /** @description the CA bundle that replaces the system store for this receiver, or null */
+                                ca_certificates: {
+                                    count: number;
+                                    subjects: string[];
+                                } | null;
+                            };
+                            /** @description how deliveries authenticate to the receiver (never the password or client secret), or null */
+                            auth: {
+                                /** @enum {string} */
+                                type: "basic";
+                                username: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "oauth2_client_credentials";
+                                /** @description query values masked for members */
+                                token_url: string;
+                                client_id: string;
+                                scope: string | null;
+                                audience: string | null;
+                            } | null;
                             /** @description when the current secret replaced the one before (null: the secret made with the endpoint) */
                             secret_rotated_at: string | null;
                             created_at: string;
@@ -4239,6 +4440,37 @@ export interface paths {
                                 } | null;
                                 /** @description the receiver answered the proof with a 2xx: the grace period may be ended early */
                                 can_complete: boolean;
+                            } | null;
+                            /** @description TLS towards the receiver (DESIGN §5 contract — endpoint TLS) */
+                            tls: {
+                                /** @description the client certificate presented for mTLS (its key is never shown), or null */
+                                client_certificate: {
+                                    subject: string;
+                                    issuer: string;
+                                    not_before: string;
+                                    /** @description when it expires: Guard announces endpoint.certificate_expiring 30 and 7 days before */
+                                    not_after: string;
+                                    fingerprint_sha256: string;
+                                } | null;
+                                /** @description the CA bundle that replaces the system store for this receiver, or null */
+                                ca_certificates: {
+                                    count: number;
+                                    subjects: string[];
+                                } | null;
+                            };
+                            /** @description how deliveries authenticate to the receiver (never the password or client secret), or null */
+                            auth: {
+                                /** @enum {string} */
+                                type: "basic";
+                                username: string;
+                            } | {
+                                /** @enum {string} */
+                                type: "oauth2_client_credentials";
+                                /** @description query values masked for members */
+                                token_url: string;
+                                client_id: string;
+                                scope: string | null;
+                                audience: string | null;
                             } | null;
                             /** @description when the current secret replaced the one before (null: the secret made with the endpoint) */
                             secret_rotated_at: string | null;
@@ -5121,6 +5353,145 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/listen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Stream the tenant's new events as Server-Sent Events, each data a delivery body (admin; `guard listen`) */
+        get: {
+            parameters: {
+                query?: {
+                    /**
+                     * @description the event types to carry, comma-separated, of signal_created, test, endpoint.failing, endpoint.disabled; default all of them
+                     * @example signal_created,endpoint.failing
+                     */
+                    events?: string;
+                };
+                header?: {
+                    /** @description resume after this event (the id of the last event received): the events since are sent first, within the resume window; those of the few seconds before it may come again */
+                    "last-event-id"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the stream (text/event-stream) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/listen/trigger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a test signal_created event for the listen streams of the tenant (admin; `guard trigger`); no endpoint receives it */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description the event to make: signal_created (a test signal)
+                         * @enum {string}
+                         */
+                        event_type: "signal_created";
+                        /** @description default test_event */
+                        signal_type?: string;
+                        /** @description default 1 */
+                        severity?: number;
+                        description?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            signal_id: string;
+                            /** @enum {string} */
+                            event_type: "signal_created";
+                            received_at: string;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/objects/{*}": {
         parameters: {
             query?: never;
@@ -5298,6 +5669,7 @@ export interface operations {
                     timestamp: string;
                     /** @description the Guard organisation the event belongs to */
                     tenant_id: string;
+                    /** @description the signal */
                     data: {
                         /** @description unique per signal: deduplicate on it (delivery is at least once) */
                         signal_id: string;
@@ -5313,6 +5685,7 @@ export interface operations {
                         server_name: string;
                         /** @description who or what acted (a user, a process) */
                         identity_id: string;
+                        /** @description its name, e.g. the user name */
                         identity_name: string;
                         /** @description the server's environment, e.g. production */
                         environment: string;
@@ -5389,6 +5762,7 @@ export interface operations {
                     timestamp: string;
                     /** @description the Guard organisation the event belongs to */
                     tenant_id: string;
+                    /** @description the endpoint that is failing */
                     data: {
                         /** @description unique per event: deduplicate on it (it is signed, unlike Guard-Delivery) */
                         event_id: string;
@@ -5490,6 +5864,7 @@ export interface operations {
                     timestamp: string;
                     /** @description the Guard organisation the event belongs to */
                     tenant_id: string;
+                    /** @description the endpoint that was disabled */
                     data: {
                         /** @description unique per event: deduplicate on it (it is signed, unlike Guard-Delivery) */
                         event_id: string;

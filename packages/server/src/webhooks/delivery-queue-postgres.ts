@@ -180,7 +180,9 @@ const SQL_CLAIM = `
     (select json_build_object('id', e.id, 'updated_at', e.updated_at, 'url', e.url, 'enabled', e.enabled,
         'secret_sealed', e.secret_sealed, 'headers', e.headers, 'previous_secret_sealed', e.previous_secret_sealed,
         'previous_secret_expires_at', e.previous_secret_expires_at,
-        'rotation_proof_signal_id', e.rotation_proof_signal_id)
+        'rotation_proof_signal_id', e.rotation_proof_signal_id, 'tls_client_certificate', e.tls_client_certificate,
+        'tls_client_key_sealed', e.tls_client_key_sealed, 'tls_ca_certificates', e.tls_ca_certificates,
+        'auth_sealed', e.auth_sealed)
       from webhook_endpoints e where e.id = l.endpoint_id) as endpoint
   from leased l
   order by l.claim_turn, l.claim_due, l.id`;

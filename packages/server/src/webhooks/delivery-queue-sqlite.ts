@@ -68,7 +68,7 @@ const SQL_LEASE = `
   returning *`;
 const SQL_ENDPOINT = `
   select id, updated_at, url, enabled, secret_sealed, headers, previous_secret_sealed, previous_secret_expires_at,
-    rotation_proof_signal_id
+    rotation_proof_signal_id, tls_client_certificate, tls_client_key_sealed, tls_ca_certificates, auth_sealed
   from webhook_endpoints where id = ?`;
 const SQL_SIGNAL = 'select * from signals where id = ?';
 /** A signal's endpoints: subscribed to signal_created, its severity and type within their filters. */

@@ -93,6 +93,10 @@ export type DeliveryEndpointRow = Pick<
   | 'previous_secret_sealed'
   | 'previous_secret_expires_at'
   | 'rotation_proof_signal_id'
+  | 'tls_client_certificate'
+  | 'tls_client_key_sealed'
+  | 'tls_ca_certificates'
+  | 'auth_sealed'
 >;
 
 /** A leased delivery with its signal and endpoint, read in the claim's transaction. */

@@ -9,7 +9,7 @@ export { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
 export { sealPlaintextHeaders } from './endpoint-headers.ts';
 export { pruneEndpointStats } from './endpoint-health.ts';
 export { eraseExpiredSecrets } from './endpoints-repository.ts';
-export { createDeliveryAgent } from './http-client.ts';
+export { createDeliveryAgents } from './http-client.ts';
 export { createMetrics, type WebhookMetrics } from './metrics.ts';
 export { ReplayFeeder } from './replay-feeder.ts';
 export { ReplaysRepository } from './replays-repository.ts';

@@ -24,7 +24,19 @@ export interface WebhookSettings {
     pollMs: number;
     /** Deliveries a second a replay re-queues, at most (per replay, so per endpoint). */
     replayRate: number;
+    /** Every delivery (and OAuth2 token request) leaves through this HTTP CONNECT proxy; undefined: directly. */
+    proxy: WebhookProxy | undefined;
   };
+}
+
+/** An HTTP proxy that deliveries tunnel through with CONNECT (http-client.ts). */
+export interface WebhookProxy {
+  host: string;
+  port: number;
+  /** `Proxy-Authorization` for a proxy URL with user:password. */
+  authorization: string | undefined;
+  /** The proxy's URL without its password, for logs and /readyz. */
+  shown: string;
 }
 
 /** Webhook delivery's rows of the settings table. */
@@ -107,6 +119,13 @@ export const WEBHOOK_SETTINGS = [
     file: 'webhook_replay_rate',
     default: '100',
   },
+  {
+    key: 'webhookProxy',
+    flag: 'webhook-proxy',
+    env: 'GUARD_SERVER_WEBHOOK_PROXY',
+    file: 'webhook_proxy',
+    default: '',
+  },
 ] as const satisfies readonly SettingRow[];
 
 /**
@@ -139,6 +158,35 @@ function schedule(text: string): number[] {
   }
 }
 
+/** `http://[user:password@]host:port`: the proxy deliveries tunnel through, or undefined. */
+function proxySetting(r: SettingsReader): WebhookProxy | undefined {
+  const text = r.text('webhookProxy').trim();
+  if (text === '') return undefined;
+  const refuse = (why: string): never => {
+    throw new ConfigError(`${r.named('webhookProxy')} ${why}`);
+  };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return refuse(`is not a URL: give http://host:port`);
+  }
+  if (url.protocol !== 'http:')
+    refuse(`must be http://host:port (the tunnel carries TLS end to end; ${url.protocol} proxies are not supported)`);
+  if (url.pathname !== '/' || url.search || url.hash) refuse('must be http://host:port, without a path or query');
+  const port = url.port === '' ? 80 : Number(url.port);
+  const user = decodeURIComponent(url.username);
+  const authorization = url.username
+    ? `Basic ${Buffer.from(`${user}:${decodeURIComponent(url.password)}`, 'utf8').toString('base64')}`
+    : undefined;
+  return {
+    host: url.hostname.replace(/^\[|\]$/g, ''),
+    port,
+    authorization,
+    shown: `http://${url.username ? `${url.username}:***@` : ''}${url.host}`,
+  };
+}
+
 /** Webhook delivery's settings, each checked alone and against the others. */
 export function webhookSettings(r: SettingsReader): WebhookSettings {
   const settings: WebhookSettings = {
@@ -156,6 +204,7 @@ export function webhookSettings(r: SettingsReader): WebhookSettings {
       leaseMs: r.integer('webhookLeaseMs', 1000, 86_400_000),
       pollMs: r.integer('webhookPollMs', 10, 3_600_000),
       replayRate: r.integer('webhookReplayRate', 1, 100_000),
+      proxy: proxySetting(r),
     },
   };
   const w = settings.webhook;

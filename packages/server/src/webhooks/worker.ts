@@ -17,10 +17,13 @@ import type { WebhookDeliveryTable } from '../db/index.ts';
 import { BackgroundLoop } from '../kernel/background-loop.ts';
 import { NO_TRACER, type SpanHandle, type Tracer } from '../tracing/index.ts';
 import type { ClaimedDelivery, DeliveryEndpointRow, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
+import { basicAuthorization, type EndpointAuth, openAuth } from './endpoint-auth.ts';
 import { openHeaders } from './endpoint-headers.ts';
+import { endpointTlsOptions } from './endpoint-tls.ts';
 import { buildAttempt } from './envelope.ts';
-import { sendDelivery } from './http-client.ts';
+import { type DeliveryAgents, type DeliveryResponse, sendDelivery } from './http-client.ts';
 import type { WebhookMetrics } from './metrics.ts';
+import { OAuth2Tokens } from './oauth2-tokens.ts';
 import { type AttemptOutcome, decideOutcome, type OutcomeDecision } from './outcome-policy.ts';
 import { keptResponseHeaders } from './response-headers.ts';
 import { open } from './secret-box.ts';
@@ -46,7 +49,10 @@ export interface WorkerLog {
 
 export interface WorkerDeps {
   queue: DeliveryQueue;
-  agent: Dispatcher;
+  /** The shared agent, and one of its own for an endpoint with TLS settings (client certificate, CA bundle). */
+  agents: DeliveryAgents;
+  /** OAuth2 client-credentials tokens, cached per endpoint; a fresh cache when not given. */
+  tokens?: OAuth2Tokens;
   secretKey: Buffer;
   consoleBaseUrl: () => string;
   now: () => Date;
@@ -71,10 +77,16 @@ interface OpenedEndpoint {
   /** The rotation's proof test event: signed with the new secret alone. */
   proofSignalId: string | null;
   headers: Record<string, string>;
+  /** The agent its requests go through: the shared one, or its own (`ownAgent`) for its TLS settings. */
+  agent: Dispatcher;
+  ownAgent: boolean;
+  /** How it authenticates to the receiver (Basic goes into `headers`; OAuth2 is added as sent). */
+  auth: EndpointAuth | null;
 }
 
 /** Step 2's result when there is something to send. */
 interface PreparedAttempt {
+  endpoint: OpenedEndpoint;
   delivery: WebhookDeliveryTable;
   attempt: number;
   startedAt: Date;
@@ -113,9 +125,11 @@ export class DeliveryWorker {
   private readonly idle = new Set<() => void>();
 
   private readonly loop: BackgroundLoop;
+  private readonly tokens: OAuth2Tokens;
 
   constructor(deps: WorkerDeps, options: WorkerOptions) {
     this.deps = deps;
+    this.tokens = deps.tokens ?? new OAuth2Tokens();
     this.options = options;
     this.loop = new BackgroundLoop(() => this.pass(), {
       what: 'claiming webhook deliveries',
@@ -143,6 +157,8 @@ export class DeliveryWorker {
     this.stopWatching = undefined;
     if (this.inflight > 0) await new Promise<void>((resolve) => this.idle.add(resolve));
     await this.flushOutcomes();
+    await Promise.all([...this.endpoints.values()].map((e) => (e.ownAgent ? e.agent.close() : undefined)));
+    this.endpoints.clear();
   }
 
   /**
@@ -226,7 +242,9 @@ export class DeliveryWorker {
         startedAt,
       );
       const testEvent = eventTypeOf(signal) === 'test';
-      return { delivery, attempt, startedAt, url: endpoint.url, headers, body, span, testEvent };
+      if (endpoint.auth?.type === 'basic')
+        headers.authorization = basicAuthorization(endpoint.auth.username, endpoint.auth.password);
+      return { endpoint, delivery, attempt, startedAt, url: endpoint.url, headers, body, span, testEvent };
     } catch (e) {
       this.deps.log.error({ err: e, deliveryId: delivery.id }, 'webhook attempt failed before sending');
       return {
@@ -245,7 +263,7 @@ export class DeliveryWorker {
     const t0 = performance.now();
     let result: AttemptOutcome['result'];
     try {
-      const response = await sendDelivery(this.deps.agent, { url: p.url, headers: p.headers, body: p.body, timeoutMs });
+      const response = await this.request(p);
       result = {
         kind: 'response',
         status: response.status,
@@ -270,6 +288,27 @@ export class DeliveryWorker {
     };
     const { delivery, attempt, startedAt, testEvent } = p;
     return { delivery, attempt, startedAt, durationMs, result, sent, testEvent };
+  }
+
+  /**
+   * The request, authenticated as its endpoint says. With OAuth2 client credentials the access
+   * token is the cached one (or fetched now); a 401 answer drops it, and the request is sent
+   * once more with a new one within the same attempt (a token revoked or rotated early).
+   */
+  private async request(p: PreparedAttempt): Promise<DeliveryResponse> {
+    const { endpoint } = p;
+    const { timeoutMs } = this.options;
+    const send = (headers: Record<string, string>) =>
+      sendDelivery(endpoint.agent, { url: p.url, headers, body: p.body, timeoutMs });
+    const auth = endpoint.auth;
+    if (auth?.type !== 'oauth2_client_credentials') return send(p.headers);
+    const id = endpoint.row.id;
+    const token = await this.tokens.token(id, auth, endpoint.agent, timeoutMs);
+    const first = await send({ ...p.headers, authorization: `Bearer ${token}` });
+    if (first.status !== 401) return first;
+    this.tokens.invalidate(id, auth, token);
+    const fresh = await this.tokens.token(id, auth, endpoint.agent, timeoutMs);
+    return send({ ...p.headers, authorization: `Bearer ${fresh}` });
   }
 
   /**
@@ -335,13 +374,17 @@ export class DeliveryWorker {
    * the old secret, replace the cached plaintext).
    */
   private openEndpoint(id: string, row: DeliveryEndpointRow | undefined): OpenedEndpoint | undefined {
-    if (!row) {
-      this.endpoints.delete(id);
-      return undefined;
-    }
     const cached = this.endpoints.get(id);
-    if (cached && sameEndpointRow(cached.row, row)) return cached;
+    if (cached && row && sameEndpointRow(cached.row, row)) return cached;
+    if (cached) {
+      // Its own agent finishes the requests in flight, then closes.
+      if (cached.ownAgent) void cached.agent.close();
+      this.tokens.forget(id);
+      this.endpoints.delete(id);
+    }
+    if (!row) return undefined;
     const previous = row.previous_secret_sealed && row.previous_secret_expires_at;
+    const tls = endpointTlsOptions(this.deps.secretKey, row);
     const fresh: OpenedEndpoint = {
       row,
       url: row.url,
@@ -352,6 +395,9 @@ export class DeliveryWorker {
       previousExpiresAtMs: previous ? Date.parse(row.previous_secret_expires_at as string) : undefined,
       proofSignalId: row.rotation_proof_signal_id ?? null,
       headers: openHeaders(this.deps.secretKey, id, row.headers),
+      agent: tls ? this.deps.agents.forEndpoint(tls) : this.deps.agents.shared,
+      ownAgent: tls !== undefined,
+      auth: openAuth(this.deps.secretKey, id, row.auth_sealed),
     };
     this.endpoints.set(id, fresh);
     return fresh;
@@ -401,7 +447,8 @@ function describeError(error: unknown, timeoutMs: number): string {
   const e = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
   if (e?.name === 'TimeoutError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT')
     return `timed out after ${timeoutMs / 1000} s`;
-  if (e?.code === 'ERR_GUARD_SSRF') return e.message ?? 'refused address';
+  if (e?.code === 'ERR_GUARD_SSRF' || e?.code === 'ERR_GUARD_OAUTH2' || e?.code === 'ERR_GUARD_PROXY')
+    return e.message ?? 'refused';
   const code = e?.code ?? e?.cause?.code;
   const message = e?.message ?? String(error);
   return code ? `${code}: ${message}` : message;

@@ -5,8 +5,10 @@ import { newId, type TenantUser } from '../../auth/index.ts';
 import type { WebhookEndpointTable } from '../../db/index.ts';
 import { badRequest, notFound } from '../../kernel/errors.ts';
 import type { WebhookContext } from '../context.ts';
-import { sealHeaders } from '../endpoint-headers.ts';
+import { authFromInput, type EndpointAuth, openAuth, sealAuth } from '../endpoint-auth.ts';
+import { openHeaders, sealHeaders } from '../endpoint-headers.ts';
 import { validateEndpointAddress, validateEndpointUrl, validateHeaders } from '../endpoint-rules.ts';
+import { openClientKey, tlsChanges } from '../endpoint-tls.ts';
 import type { EndpointChanges } from '../endpoints-repository.ts';
 import { newWebhookSecret } from '../envelope.ts';
 import { seal } from '../secret-box.ts';
@@ -39,9 +41,39 @@ function checkEndpointInput(ctx: WebhookContext, body: { url?: string; headers?:
   }
 }
 
+/**
+ * The TLS and auth columns a create or edit sets, checked. An endpoint authenticates one way:
+ * `auth`, or a custom Authorization header, never both (the one would overwrite the other).
+ */
+function transportChanges(
+  ctx: WebhookContext,
+  id: string,
+  body: CreateEndpoint | UpdateEndpoint,
+  existing: WebhookEndpointTable | undefined,
+): { changes: Partial<WebhookEndpointTable>; auth: EndpointAuth | null } {
+  const currentKey = existing?.tls_client_key_sealed
+    ? openClientKey(ctx.secretKey, id, existing.tls_client_key_sealed)
+    : undefined;
+  const changes: Partial<WebhookEndpointTable> = tlsChanges(ctx.secretKey, id, body, currentKey);
+  const current = existing ? openAuth(ctx.secretKey, id, existing.auth_sealed) : null;
+  let auth = current;
+  if (body.auth !== undefined) {
+    auth = body.auth === null ? null : authFromInput(body.auth, current, ctx.allowPrivate);
+    changes.auth_sealed = auth === null ? null : sealAuth(ctx.secretKey, id, auth);
+  }
+  const headers = body.headers ?? (existing ? openHeaders(ctx.secretKey, id, existing.headers) : {});
+  if (auth && Object.keys(headers).some((name) => name.toLowerCase() === 'authorization'))
+    throw badRequest(
+      `the endpoint has ${auth.type === 'basic' ? 'Basic' : 'OAuth2'} authentication and a custom Authorization header: keep one of them`,
+      'auth_conflict',
+    );
+  return { changes, auth };
+}
+
 export async function createEndpoint(ctx: WebhookContext, user: TenantUser, body: CreateEndpoint) {
   checkEndpointInput(ctx, body);
   const id = newId('we');
+  const transport = transportChanges(ctx, id, body, undefined);
   const secret = newWebhookSecret();
   const now = ctx.now().toISOString();
   const row = await ctx.endpoints.insert(user.tenantId, {
@@ -55,6 +87,7 @@ export async function createEndpoint(ctx: WebhookContext, user: TenantUser, body
     failing_since: null,
     ...NEW_ENDPOINT_DEFAULTS,
     ...subscriptionChanges(body),
+    ...transport.changes,
     created_at: now,
     updated_at: now,
   });
@@ -79,7 +112,10 @@ export async function updateEndpoint(
   checkEndpointInput(ctx, body);
   const existing = await findEndpoint(ctx, user.tenantId, id);
   const updatedAt = ctx.now().toISOString();
-  const changes: EndpointChanges = { updated_at: updatedAt };
+  const changes: EndpointChanges = {
+    updated_at: updatedAt,
+    ...transportChanges(ctx, existing.id, body, existing).changes,
+  };
   if (body.name !== undefined) changes.name = body.name;
   if (body.url !== undefined) changes.url = body.url;
   if (body.headers !== undefined) changes.headers = sealHeaders(ctx.secretKey, existing.id, body.headers);

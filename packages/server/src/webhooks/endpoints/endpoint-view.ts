@@ -7,6 +7,7 @@ import type { WebhookEndpointTable } from '../../db/index.ts';
 import { notFound } from '../../kernel/errors.ts';
 import type { WebhookContext } from '../context.ts';
 import { deliveryStatus } from '../delivery-status.ts';
+import { openAuth } from '../endpoint-auth.ts';
 import { openHeaders } from '../endpoint-headers.ts';
 import { endpointHealth } from '../endpoint-health.ts';
 import { activeRotation } from '../secret-rotation.ts';
@@ -29,6 +30,7 @@ export async function view(ctx: WebhookContext, e: WebhookEndpointTable, user: T
     newest,
     health,
     await rotationView(ctx, e),
+    openAuth(ctx.secretKey, e.id, e.auth_sealed),
   );
 }
 

@@ -4,6 +4,7 @@ import { type Static, Type } from 'typebox';
 import type { Role, WebhookDeliveryTable, WebhookEndpointTable } from '../../db/index.ts';
 import { DeliveryStatusWord } from '../deliveries/schemas.ts';
 import { deliveryStatus } from '../delivery-status.ts';
+import { AUTH_TEXT_MAX_LENGTH, authView, type EndpointAuth } from '../endpoint-auth.ts';
 import { MASKED_HEADER_VALUE, maskHeaders, maskUrl } from '../endpoint-headers.ts';
 import { type EndpointHealthView, EndpointHealthView as HealthSchema } from '../endpoint-health.ts';
 import {
@@ -16,6 +17,7 @@ import {
   SIGNAL_TYPES_MAX_COUNT,
   URL_MAX_LENGTH,
 } from '../endpoint-rules.ts';
+import { TLS_PEM_MAX_LENGTH, tlsView } from '../endpoint-tls.ts';
 import { GRACE_SECONDS_DEFAULT, GRACE_SECONDS_MAX } from '../secret-rotation.ts';
 import { DEFAULT_EVENT_TYPES, EVENT_TYPES, type EventType, typesOf } from '../subscriptions.ts';
 
@@ -51,6 +53,57 @@ const RateLimit = Type.Union([Type.Number({ minimum: RATE_LIMIT_MIN, maximum: RA
     'deliveries per second at most (fractions allowed: 0.5 is one every 2 s); deliveries beyond it wait, none fails for it; null (the default): no limit',
 });
 
+const Pem = (description: string) =>
+  Type.Union([Type.String({ minLength: 1, maxLength: TLS_PEM_MAX_LENGTH }), Type.Null()], { description });
+
+const AuthText = Type.String({ minLength: 1, maxLength: AUTH_TEXT_MAX_LENGTH });
+const AuthInput = Type.Union(
+  [
+    Type.Object(
+      {
+        type: Type.Literal('basic'),
+        username: Type.String({ maxLength: AUTH_TEXT_MAX_LENGTH }),
+        password: Type.Optional(Type.String({ maxLength: AUTH_TEXT_MAX_LENGTH, description: 'kept when left out' })),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object(
+      {
+        type: Type.Literal('oauth2_client_credentials'),
+        token_url: Type.String({ minLength: 1, maxLength: URL_MAX_LENGTH }),
+        client_id: AuthText,
+        client_secret: Type.Optional({ ...AuthText, description: 'kept when left out' }),
+        scope: Type.Optional(Type.Union([AuthText, Type.Null()])),
+        audience: Type.Optional(Type.Union([AuthText, Type.Null()])),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Null(),
+  ],
+  {
+    description:
+      'how each delivery authenticates to the receiver: HTTP Basic, or an OAuth2 access token got with the client credentials grant from token_url; null: none. The password and client secret are stored sealed and never returned',
+  },
+);
+
+/** TLS and authentication towards the receiver, optional on create and edit (DESIGN §5 contract — endpoint TLS). */
+const Transport = {
+  tls_client_certificate: Type.Optional(
+    Pem(
+      'client certificate (PEM, leaf first, then intermediates) presented when the receiver asks for one (mTLS); null removes it with its key',
+    ),
+  ),
+  tls_client_key: Type.Optional(
+    Pem("the client certificate's private key (unencrypted PEM); stored sealed, never returned"),
+  ),
+  tls_ca_certificates: Type.Optional(
+    Pem(
+      "CA certificates (PEM bundle): the receiver's certificate must chain to one of these instead of the system store; null: the system store",
+    ),
+  ),
+  auth: Type.Optional(AuthInput),
+};
+
 /** The subscription and rate-limit fields, optional on create and edit (DESIGN §5 stays compatible). */
 const Subscription = {
   event_types: Type.Optional(EventTypes),
@@ -65,6 +118,7 @@ export const CreateEndpoint = Type.Object(
     url: Type.String({ minLength: 1, maxLength: URL_MAX_LENGTH }),
     headers: Type.Optional(Headers),
     ...Subscription,
+    ...Transport,
   },
   { additionalProperties: false },
 );
@@ -77,6 +131,7 @@ export const UpdateEndpoint = Type.Object(
     headers: Type.Optional(Headers),
     enabled: Type.Optional(Type.Boolean()),
     ...Subscription,
+    ...Transport,
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -108,6 +163,16 @@ const RotationView = Type.Union(
 );
 export type RotationView = Static<typeof RotationView>;
 
+const CertificateSummaryView = Type.Object({
+  subject: Type.String(),
+  issuer: Type.String(),
+  not_before: Type.String(),
+  not_after: Type.String({
+    description: 'when it expires: Guard announces endpoint.certificate_expiring 30 and 7 days before',
+  }),
+  fingerprint_sha256: Type.String(),
+});
+
 export const EndpointView = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -136,6 +201,32 @@ export const EndpointView = Type.Object({
     { description: "the endpoint's newest delivery, or null before the first" },
   ),
   rotation: RotationView,
+  tls: Type.Object(
+    {
+      client_certificate: Type.Union([CertificateSummaryView, Type.Null()], {
+        description: 'the client certificate presented for mTLS (its key is never shown), or null',
+      }),
+      ca_certificates: Type.Union(
+        [Type.Object({ count: Type.Integer(), subjects: Type.Array(Type.String()) }), Type.Null()],
+        { description: 'the CA bundle that replaces the system store for this receiver, or null' },
+      ),
+    },
+    { description: 'TLS towards the receiver (DESIGN §5 contract — endpoint TLS)' },
+  ),
+  auth: Type.Union(
+    [
+      Type.Object({ type: Type.Literal('basic'), username: Type.String() }),
+      Type.Object({
+        type: Type.Literal('oauth2_client_credentials'),
+        token_url: Type.String({ description: 'query values masked for members' }),
+        client_id: Type.String(),
+        scope: Type.Union([Type.String(), Type.Null()]),
+        audience: Type.Union([Type.String(), Type.Null()]),
+      }),
+      Type.Null(),
+    ],
+    { description: 'how deliveries authenticate to the receiver (never the password or client secret), or null' },
+  ),
   secret_rotated_at: Type.Union([Type.String(), Type.Null()], {
     description: 'when the current secret replaced the one before (null: the secret made with the endpoint)',
   }),
@@ -181,6 +272,7 @@ export function endpointView(
   newest: WebhookDeliveryTable | undefined,
   health: EndpointHealthView,
   rotation: RotationView = null,
+  auth: EndpointAuth | null = null,
 ): EndpointView {
   return {
     id: e.id,
@@ -204,6 +296,8 @@ export function endpointView(
         }
       : null,
     rotation,
+    tls: tlsView(e),
+    auth: authView(auth, role === 'admin'),
     secret_rotated_at: e.rotation_started_at ?? null,
     created_at: e.created_at,
     updated_at: e.updated_at,
