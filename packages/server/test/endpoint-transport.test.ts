@@ -6,17 +6,13 @@
 // through. Certificates are made with openssl at test start.
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
-import os from 'node:os';
-import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { promisify } from 'node:util';
 import { Provider } from 'oidc-provider';
 import type { Loose } from './harness.ts';
+import { makeClientCertificate } from './loopback.ts';
 import {
   apiCall,
   createEndpoint,
@@ -30,36 +26,6 @@ import {
   type WebhookServer,
   waitForDelivery,
 } from './webhook-harness.ts';
-
-const execFileP = promisify(execFile);
-
-/** A CA of its own and a client certificate it signed, valid for `days`. */
-async function makeClientCertificate(cn: string, days = 30): Promise<{ caPem: string; cert: string; key: string }> {
-  const dir = await mkdtemp(join(os.tmpdir(), 'guard-client-cert-'));
-  try {
-    const p = (name: string) => join(dir, name);
-    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-    await execFileP('openssl', [
-      'req',
-      '-x509',
-      ...ec,
-      ...['-keyout', p('ca.key'), '-out', p('ca.pem'), '-days', '60', '-subj', '/CN=Receiver client CA'],
-      ...['-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign'],
-    ]);
-    await execFileP('openssl', ['req', ...ec, '-keyout', p('c.key'), '-out', p('c.csr'), '-subj', `/O=Guard/CN=${cn}`]);
-    await writeFile(p('c.ext'), 'basicConstraints=critical,CA:FALSE\nextendedKeyUsage=clientAuth\n');
-    await execFileP('openssl', [
-      'x509',
-      '-req',
-      ...['-in', p('c.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial'],
-      ...['-out', p('c.pem'), '-days', String(days), '-extfile', p('c.ext')],
-    ]);
-    const [caPem, cert, key] = await Promise.all(['ca.pem', 'c.pem', 'c.key'].map((f) => readFile(p(f), 'utf8')));
-    return { caPem, cert, key };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 function assertError(res: { status: number; json: Loose; text: string }, status: number, code: string) {
   assert.equal(res.status, status, res.text);

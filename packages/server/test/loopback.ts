@@ -95,3 +95,34 @@ export async function makeTestTls(): Promise<TestTls> {
     await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** A CA of its own and a client certificate it signed, valid for `days`. */
+export async function makeClientCertificate(
+  cn: string,
+  days = 30,
+): Promise<{ caPem: string; cert: string; key: string }> {
+  const dir = await mkdtemp(join(os.tmpdir(), 'guard-client-cert-'));
+  try {
+    const p = (name: string) => join(dir, name);
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    await execFileP('openssl', [
+      'req',
+      '-x509',
+      ...ec,
+      ...['-keyout', p('ca.key'), '-out', p('ca.pem'), '-days', '60', '-subj', '/CN=Receiver client CA'],
+      ...['-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign'],
+    ]);
+    await execFileP('openssl', ['req', ...ec, '-keyout', p('c.key'), '-out', p('c.csr'), '-subj', `/O=Guard/CN=${cn}`]);
+    await writeFile(p('c.ext'), 'basicConstraints=critical,CA:FALSE\nextendedKeyUsage=clientAuth\n');
+    await execFileP('openssl', [
+      'x509',
+      '-req',
+      ...['-in', p('c.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial'],
+      ...['-out', p('c.pem'), '-days', String(days), '-extfile', p('c.ext')],
+    ]);
+    const [caPem, cert, key] = await Promise.all(['ca.pem', 'c.pem', 'c.key'].map((f) => readFile(p(f), 'utf8')));
+    return { caPem, cert, key };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

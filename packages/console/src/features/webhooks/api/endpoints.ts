@@ -48,7 +48,14 @@ export interface EndpointInput {
   signal_types: string[] | null;
   /** Deliveries per second at most; null: no limit. */
   rate_limit: number | null;
+  /** Authentication and TLS towards the receiver: only what changes (null removes). */
+  auth?: CreateBody['auth'];
+  tls_client_certificate?: string | null;
+  tls_client_key?: string | null;
+  tls_ca_certificates?: string | null;
 }
+
+type CreateBody = paths['/v1/webhooks/endpoints']['post']['requestBody']['content']['application/json'];
 
 /** Creates an endpoint; its secret goes to the one-time store, never into the query cache. */
 export function useCreateEndpoint() {

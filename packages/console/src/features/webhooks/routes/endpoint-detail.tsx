@@ -21,6 +21,7 @@ import { useReplays } from '../api/replays.ts';
 import { DeliveriesTable } from '../components/deliveries-table.tsx';
 import { EndpointHealth } from '../components/endpoint-health.tsx';
 import { ReplayPanel } from '../components/replay-panel.tsx';
+import { CertificateNotice, TransportFacts } from '../components/transport-facts.tsx';
 import { SecretReveal } from '../components/secret-reveal.tsx';
 import { SecretRotation } from '../components/secret-rotation.tsx';
 import { VerifySample } from '../components/verify-sample.tsx';
@@ -176,6 +177,7 @@ function EndpointDetail() {
           <p>You can look at this endpoint and its deliveries. Only admins can change it.</p>
         </div>
       )}
+      <CertificateNotice endpoint={e} />
       <section className="card" aria-labelledby="endpoint-facts">
         <h2 id="endpoint-facts">Endpoint</h2>
         <dl className="details">
@@ -198,6 +200,7 @@ function EndpointDetail() {
           <dd>{e.rate_limit === null ? 'none' : `${e.rate_limit} deliveries per second`}</dd>
           <dt>Custom headers</dt>
           <dd>{headerNames.length > 0 ? <span className="mono">{headerNames.join(', ')}</span> : 'none'}</dd>
+          <TransportFacts endpoint={e} />
           <dt>Created</dt>
           <dd>
             <RelativeTime at={e.created_at} />

@@ -2,8 +2,8 @@ import { useNavigate, useParams } from 'react-router';
 import { Page } from '../../../components/page.tsx';
 import { BlockSkeleton, QueryStatus } from '../../../components/query-states.tsx';
 import { gated } from '../../auth/index.ts';
-import { type EventType, useEndpoint, useUpdateEndpoint } from '../api/endpoints.ts';
-import { EndpointForm } from '../components/endpoint-form/endpoint-form.tsx';
+import { type Endpoint, type EventType, useEndpoint, useUpdateEndpoint } from '../api/endpoints.ts';
+import { EndpointForm, type TransportInitial } from '../components/endpoint-form/endpoint-form.tsx';
 
 function EditEndpoint() {
   const { endpointId = '' } = useParams();
@@ -39,6 +39,7 @@ function EditEndpoint() {
           signal_types: e.signal_types,
           rate_limit: e.rate_limit,
         }}
+        transport={transportOf(e)}
         submitLabel="Save changes"
         pending={update.isPending}
         error={update.error}
@@ -47,6 +48,30 @@ function EditEndpoint() {
       />
     </Page>
   );
+}
+
+/** The form's view of the endpoint's authentication and TLS: what is set, never a secret. */
+function transportOf(e: Endpoint): TransportInitial {
+  const auth = e.auth;
+  return {
+    current: {
+      auth: auth?.type ?? 'none',
+      clientCertificate: e.tls.client_certificate,
+      caCertificates: e.tls.ca_certificates,
+    },
+    fields:
+      auth?.type === 'basic'
+        ? { auth: 'basic', username: auth.username }
+        : auth?.type === 'oauth2_client_credentials'
+          ? {
+              auth: auth.type,
+              tokenUrl: auth.token_url,
+              clientId: auth.client_id,
+              scope: auth.scope ?? '',
+              audience: auth.audience ?? '',
+            }
+          : {},
+  };
 }
 
 export default gated('manageWebhooks', EditEndpoint);

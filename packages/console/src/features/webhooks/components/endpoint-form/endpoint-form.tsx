@@ -1,6 +1,7 @@
 // Add Endpoint and edit: Name, URL (https:// checked as you leave the field and on submit),
 // custom header rows, the events it receives (with a minimum severity and signal types for
-// signals) and an optional rate limit. Nothing is sent while a field is wrong; the server's
+// signals), an optional rate limit, and how deliveries authenticate to the receiver (Basic,
+// OAuth2, a client certificate, a CA bundle). Nothing is sent while a field is wrong; the server's
 // own refusal of a URL or header is shown on that field too. This file holds the form's state
 // and checks; each group of fields beside it only renders.
 
@@ -22,6 +23,104 @@ import { EventFields } from './event-fields.tsx';
 import { HeaderFields, type KeyedHeaderRow } from './header-fields.tsx';
 import { NameUrlFields } from './name-url-fields.tsx';
 import { RateLimitField } from './rate-limit-field.tsx';
+import {
+  NO_TRANSPORT,
+  type TransportCurrent,
+  type TransportErrors,
+  TransportFields,
+  type TransportState,
+} from './transport-fields.tsx';
+
+const EMPTY_TRANSPORT: TransportState = {
+  auth: 'none',
+  username: '',
+  password: '',
+  tokenUrl: '',
+  clientId: '',
+  clientSecret: '',
+  scope: '',
+  audience: '',
+  clientCertificate: '',
+  clientKey: '',
+  removeClientCertificate: false,
+  caCertificates: '',
+  removeCaCertificates: false,
+};
+
+/** What the form knows of an existing endpoint's authentication and TLS (never its secrets). */
+export interface TransportInitial {
+  current: TransportCurrent;
+  fields: Partial<TransportState>;
+}
+
+const PEM_CERT = '-----BEGIN CERTIFICATE-----';
+
+/** What is wrong with the section as typed, per field. */
+function transportProblems(s: TransportState, current: TransportCurrent): TransportErrors {
+  const errors: TransportErrors = {};
+  const keeps = current.auth === s.auth;
+  if (s.auth === 'basic' && !s.password && !keeps) errors.password = 'Enter the password';
+  if (s.auth === 'oauth2_client_credentials') {
+    if (!/^https:\/\/[^\s]+$/.test(s.tokenUrl.trim())) errors.tokenUrl = 'Enter the token URL, https://…';
+    if (!s.clientId.trim()) errors.clientId = 'Enter the client ID';
+    if (!s.clientSecret && !keeps) errors.clientSecret = 'Enter the client secret';
+  }
+  if (!s.removeClientCertificate) {
+    const cert = s.clientCertificate.trim();
+    const key = s.clientKey.trim();
+    if (cert && !cert.includes(PEM_CERT)) errors.clientCertificate = `Paste the certificate in PEM (${PEM_CERT} …)`;
+    if (key && !/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(key))
+      errors.clientKey = 'Paste the unencrypted private key in PEM (-----BEGIN PRIVATE KEY----- …)';
+    if (key && !cert) errors.clientCertificate = 'Paste the certificate this key belongs to';
+    if (cert && !key && !current.clientCertificate) errors.clientKey = 'Paste the certificate’s private key';
+  }
+  const ca = s.caCertificates.trim();
+  if (!s.removeCaCertificates && ca && !ca.includes(PEM_CERT))
+    errors.caCertificates = `Paste the CA certificates in PEM (${PEM_CERT} …)`;
+  return errors;
+}
+
+/** The request fields the section sets: only what changed; secrets left empty are kept by the server. */
+function transportInput(s: TransportState, current: TransportCurrent): Partial<EndpointInput> {
+  const out: Partial<EndpointInput> = {};
+  if (s.auth === 'none') {
+    if (current.auth !== 'none') out.auth = null;
+  } else if (s.auth === 'basic') {
+    out.auth = { type: 'basic', username: s.username.trim(), ...(s.password ? { password: s.password } : {}) };
+  } else {
+    out.auth = {
+      type: 'oauth2_client_credentials',
+      token_url: s.tokenUrl.trim(),
+      client_id: s.clientId.trim(),
+      ...(s.clientSecret ? { client_secret: s.clientSecret } : {}),
+      scope: s.scope.trim() || null,
+      audience: s.audience.trim() || null,
+    };
+  }
+  if (s.removeClientCertificate) out.tls_client_certificate = null;
+  else if (s.clientCertificate.trim()) {
+    out.tls_client_certificate = s.clientCertificate.trim();
+    if (s.clientKey.trim()) out.tls_client_key = s.clientKey.trim();
+  }
+  if (s.removeCaCertificates) out.tls_ca_certificates = null;
+  else if (s.caCertificates.trim()) out.tls_ca_certificates = s.caCertificates.trim();
+  return out;
+}
+
+/** A refusal in the words of the form's labels rather than the API's field names. */
+const fieldWords = (message: string) =>
+  message
+    .replace(/tls_client_key/g, 'the private key')
+    .replace(/tls_client_certificate/g, 'the client certificate')
+    .replace(/tls_ca_certificates/g, 'the CA bundle')
+    .replace(/^./, (c) => c.toUpperCase());
+
+/** The server's refusals that concern one field of the section. */
+const TRANSPORT_CODES: Record<string, keyof TransportErrors> = {
+  invalid_tls_client_certificate: 'clientCertificate',
+  invalid_tls_client_key: 'clientKey',
+  invalid_tls_ca_certificates: 'caCertificates',
+};
 
 /** A new endpoint's form starts from the server's defaults. */
 export const NEW_ENDPOINT_SETTINGS = {
@@ -31,6 +130,7 @@ export const NEW_ENDPOINT_SETTINGS = {
 
 export function EndpointForm({
   initial,
+  transport: transportInitial,
   submitLabel,
   pending,
   error,
@@ -38,6 +138,8 @@ export function EndpointForm({
   onCancel,
 }: {
   initial?: EndpointInput;
+  /** On edit: the endpoint's authentication and TLS as they are. */
+  transport?: TransportInitial;
   submitLabel: string;
   pending: boolean;
   error: unknown;
@@ -56,7 +158,9 @@ export function EndpointForm({
   const [minSeverity, setMinSeverity] = useState(settings.min_severity);
   const [signalTypes, setSignalTypes] = useState((settings.signal_types ?? []).join(', '));
   const [rate, setRate] = useState(settings.rate_limit === null ? '' : String(settings.rate_limit));
-  const [touched, setTouched] = useState({ name: false, url: false, headers: false });
+  const current = transportInitial?.current ?? NO_TRANSPORT;
+  const [transport, setTransport] = useState<TransportState>({ ...EMPTY_TRANSPORT, ...transportInitial?.fields });
+  const [touched, setTouched] = useState({ name: false, url: false, headers: false, transport: false });
   const [sent, setSent] = useState<EndpointInput>();
   // After a refused submit, focus moves to the first field to fix (once it shows its error).
   const formRef = useRef<HTMLFormElement>(null);
@@ -72,6 +176,7 @@ export function EndpointForm({
     events: events.length === 0 ? 'Choose at least one kind of event' : undefined,
     signalTypes: signalTypesProblem(signalTypes),
     rate: rateLimitProblem(rate),
+    transport: transportProblems(transport, current),
   };
   // The server's refusal, shown on the field it concerns until that field changes.
   const server = error instanceof ApiError ? error : undefined;
@@ -80,18 +185,24 @@ export function EndpointForm({
       ? server.message
       : undefined;
   const serverHeaders = server?.code === 'invalid_headers' ? server.message : undefined;
-  const otherError = error && !serverUrl && !serverHeaders ? error : undefined;
+  const serverTransportField = server ? TRANSPORT_CODES[server.code] : undefined;
+  const transportErrors: TransportErrors = {
+    ...(touched.transport ? problems.transport : {}),
+    ...(serverTransportField ? { [serverTransportField]: fieldWords(server?.message ?? '') } : {}),
+  };
+  const otherError = error && !serverUrl && !serverHeaders && !serverTransportField ? error : undefined;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
-    setTouched({ name: true, url: true, headers: true });
+    setTouched({ name: true, url: true, headers: true, transport: true });
     if (
       problems.name ||
       problems.url ||
       problems.headers.some((p) => p.name || p.value) ||
       problems.events ||
       problems.signalTypes ||
-      problems.rate
+      problems.rate ||
+      Object.keys(problems.transport).length > 0
     ) {
       setRefusals((n) => n + 1);
       return;
@@ -106,6 +217,7 @@ export function EndpointForm({
       min_severity: minSeverity,
       signal_types: types.length > 0 ? types : null,
       rate_limit: rate.trim() === '' ? null : Number(rate),
+      ...transportInput(transport, current),
     };
     setSent(input);
     onSubmit(input);
@@ -146,6 +258,12 @@ export function EndpointForm({
         onSignalTypes={setSignalTypes}
       />
       <RateLimitField value={rate} error={problems.rate} onChange={setRate} />
+      <TransportFields
+        state={transport}
+        current={current}
+        errors={transportErrors}
+        onChange={(patch) => setTransport((t) => ({ ...t, ...patch }))}
+      />
       <div className="actions">
         <button type="submit" className="button primary" disabled={pending}>
           {submitLabel}
