@@ -25,7 +25,13 @@ export function isSignalType(text: string): boolean {
 }
 
 /** The events an endpoint can subscribe to (DESIGN §5). */
-export const EVENT_TYPES = ['signal_created', 'test', 'endpoint.failing', 'endpoint.disabled'] as const;
+export const EVENT_TYPES = [
+  'signal_created',
+  'test',
+  'endpoint.failing',
+  'endpoint.disabled',
+  'endpoint.certificate_expiring',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /**

@@ -108,6 +108,38 @@ export const EndpointDisabledEvent = envelope('endpoint.disabled', {
 } as const);
 export type EndpointDisabledEvent = Static<typeof EndpointDisabledEvent>;
 
+export const EndpointCertificateExpiringEvent = envelope('endpoint.certificate_expiring', {
+  type: 'object',
+  description: 'the endpoint whose client certificate (mTLS) expires soon',
+  required: [
+    'event_id',
+    'endpoint_id',
+    'name',
+    'url',
+    'certificate_subject',
+    'not_after',
+    'days_left',
+    'threshold_days',
+  ],
+  properties: {
+    event_id: EndpointEventFields.event_id,
+    endpoint_id: {
+      type: 'string',
+      description: 'the endpoint whose certificate it is (it may be the one receiving this)',
+    },
+    name: EndpointEventFields.name,
+    url: EndpointEventFields.url,
+    certificate_subject: {
+      type: 'string',
+      description: "the certificate's subject, e.g. O=Acme, CN=guard.acme.example",
+    },
+    not_after: { ...Timestamp, description: 'when the certificate expires' },
+    days_left: { type: 'integer', description: 'whole days left then (0 on its last day)' },
+    threshold_days: { type: 'integer', enum: [30, 7, 1], description: 'the threshold crossed: 30, 7 or 1 days before' },
+  },
+} as const);
+export type EndpointCertificateExpiringEvent = Static<typeof EndpointCertificateExpiringEvent>;
+
 const TENANT = 't_Qm3v9XkPZr2LwN8aTt4b';
 const CONSOLE = 'https://guard.example.com/console';
 const ENDPOINT_ID = 'we_Hc7Rk2pVx9LmQa4sZt1e';
@@ -189,19 +221,41 @@ const disabledExample = {
   console_url: `${CONSOLE}/settings/integrations/webhooks/${ENDPOINT_ID}`,
 } as const satisfies EndpointDisabledEvent;
 
+const certificateExample = {
+  event_type: 'endpoint.certificate_expiring',
+  version: 'v1',
+  timestamp: '2026-11-23T03:00:00.318Z',
+  tenant_id: TENANT,
+  data: {
+    event_id: 'evt_0193b1f2c3d47f408a9b0c1d2e3f4a5b',
+    endpoint_id: ENDPOINT_ID,
+    name: 'SIEM ingest',
+    url: 'https://siem.acme.example',
+    certificate_subject: 'O=Acme Robotics, CN=guard-deliveries.acme.example',
+    not_after: '2026-11-30T00:00:00.000Z',
+    days_left: 6,
+    threshold_days: 7,
+  },
+  console_url: `${CONSOLE}/settings/integrations/webhooks/${ENDPOINT_ID}`,
+} as const satisfies EndpointCertificateExpiringEvent;
+
 /** One entry of the catalog: a subscription an endpoint can choose (event_types), and what it receives. */
 export interface WebhookEventEntry {
   /** The name in an endpoint's event_types. */
-  type: 'signal_created' | 'test' | 'endpoint.failing' | 'endpoint.disabled';
+  type: 'signal_created' | 'test' | 'endpoint.failing' | 'endpoint.disabled' | 'endpoint.certificate_expiring';
   /** The body's event_type and the Guard-Event header (a test event is a signal_created). */
-  eventType: 'signal_created' | 'endpoint.failing' | 'endpoint.disabled';
+  eventType: 'signal_created' | 'endpoint.failing' | 'endpoint.disabled' | 'endpoint.certificate_expiring';
   title: string;
   /** When Guard sends it, for people. */
   summary: string;
   /** Whether a new endpoint receives it unless told otherwise. */
   byDefault: boolean;
-  schema: typeof SignalCreatedEvent | typeof EndpointFailingEvent | typeof EndpointDisabledEvent;
-  example: SignalCreatedEvent | EndpointFailingEvent | EndpointDisabledEvent;
+  schema:
+    | typeof SignalCreatedEvent
+    | typeof EndpointFailingEvent
+    | typeof EndpointDisabledEvent
+    | typeof EndpointCertificateExpiringEvent;
+  example: SignalCreatedEvent | EndpointFailingEvent | EndpointDisabledEvent | EndpointCertificateExpiringEvent;
 }
 
 /** Every event Guard sends, in the order the console lists them. */
@@ -246,6 +300,16 @@ export const WEBHOOK_EVENTS: readonly WebhookEventEntry[] = [
     schema: EndpointDisabledEvent,
     example: disabledExample,
   },
+  {
+    type: 'endpoint.certificate_expiring',
+    eventType: 'endpoint.certificate_expiring',
+    title: 'Client certificate expiring',
+    summary:
+      "An endpoint's client certificate (mTLS) expires soon: sent 30, 7 and 1 days before, once each per certificate, to every enabled endpoint of your organisation that subscribes to it, that endpoint included (it still works). Give the endpoint a renewed certificate before then; opt-in.",
+    byDefault: false,
+    schema: EndpointCertificateExpiringEvent,
+    example: certificateExample,
+  },
 ];
 
 /** The request headers of every delivery (DESIGN §5), for the OpenAPI document. */
@@ -271,7 +335,12 @@ const DELIVERY_HEADERS = [
  */
 export function openApiWebhooks(): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const eventType of ['signal_created', 'endpoint.failing', 'endpoint.disabled'] as const) {
+  for (const eventType of [
+    'signal_created',
+    'endpoint.failing',
+    'endpoint.disabled',
+    'endpoint.certificate_expiring',
+  ] as const) {
     const entries = WEBHOOK_EVENTS.filter((e) => e.eventType === eventType);
     const [first] = entries;
     out[eventType] = {

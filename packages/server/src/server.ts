@@ -32,6 +32,7 @@ import { collectExpiredUploads, openObjectStore } from './objects/index.ts';
 import { SignalOutbox } from './signals/index.ts';
 import { NO_TRACER, startTracing, type Tracer } from './tracing/index.ts';
 import {
+  announceExpiringCertificates,
   createDeliveryAgents,
   createDeliveryQueue,
   createMetrics,
@@ -306,6 +307,10 @@ export async function maintain(
   await job('secret-rotation-expiry', async () => {
     const n = await eraseExpiredSecrets(db, deps.now());
     if (n > 0) log.info({ endpoints: n }, 'erased old webhook secrets whose grace period ended');
+  });
+  await job('certificate-expiry', async () => {
+    const n = await announceExpiringCertificates(db, (event) => deps.outbox.write(event), deps.now());
+    if (n > 0) log.info({ endpoints: n }, 'announced webhook client certificates that expire soon');
   });
   await job('endpoint-stats-retention', async () => {
     await pruneEndpointStats(db, deps.now());

@@ -10,7 +10,10 @@ import { once } from 'node:events';
 import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { constructGuardEvent } from '@guard/webhooks';
 import { Provider } from 'oidc-provider';
+import { announceExpiringCertificates } from '../src/webhooks/index.ts';
+import { waitForDeliveriesMade } from './delivery-waits.ts';
 import type { Loose } from './harness.ts';
 import { makeClientCertificate } from './loopback.ts';
 import {
@@ -520,5 +523,73 @@ describe('egress through an HTTP CONNECT proxy (--webhook-proxy)', () => {
       startWebhookServer({ caPem: tls.caPem, flags: { 'webhook-proxy': 'https://proxy.example:3128' } }),
       /--webhook-proxy \(GUARD_SERVER_WEBHOOK_PROXY, webhook_proxy\) must be http:\/\/host:port/,
     );
+  });
+});
+
+describe('endpoint.certificate_expiring: an alert before the client certificate expires', () => {
+  let receiver: Receiver;
+  let t: Tenant;
+  before(async () => {
+    receiver = await Receiver.start(tls);
+    t = await newTenant(server);
+  });
+  after(() => receiver?.close());
+
+  const run = () =>
+    announceExpiringCertificates(server.deps.db, (event) => server.deps.outbox.write(event), server.clock.now());
+
+  it('announces 7 and then 1 day before, once each, to every subscribed endpoint (itself too); a renewed certificate starts over', async () => {
+    const client = await makeClientCertificate('expiring.acme.example', 5);
+    const events = ['signal_created', 'endpoint.certificate_expiring'];
+    const [p, q] = [path('expiring'), path('watcher')];
+    const own = await createEndpoint(server, t.adminToken, {
+      url: receiver.url(p),
+      event_types: events,
+      tls_client_certificate: client.cert,
+      tls_client_key: client.key,
+    });
+    const watcher = await createEndpoint(server, t.adminToken, { url: receiver.url(q), event_types: events });
+
+    // Each run covers every tenant: the counts below are this endpoint's events, as received.
+    await run(); // the 7-day threshold, crossed already (30 is behind it)
+    await run(); // once
+    const [mine] = await receiver.waitForHits(p, 1);
+    const [theirs] = await receiver.waitForHits(q, 1);
+    for (const [hit, secret] of [
+      [mine, own.secret],
+      [theirs, watcher.secret],
+    ] as const) {
+      const e = constructGuardEvent(hit.body, hit.headers, secret, { now: server.clock.now });
+      assert.equal(e.event_type, 'endpoint.certificate_expiring');
+      if (e.event_type !== 'endpoint.certificate_expiring') continue;
+      assert.equal(e.data.endpoint_id, own.id);
+      assert.equal(e.data.threshold_days, 7);
+      assert.equal(e.data.days_left, 4);
+      assert.match(e.data.certificate_subject, /CN=expiring\.acme\.example/);
+      assert.equal(e.data.url, new URL(receiver.url(p)).origin);
+      assert.match(e.console_url, new RegExp(`/console/settings/integrations/webhooks/${own.id}$`));
+    }
+
+    server.clock.advance(4.5 * 86_400_000);
+    await run(); // the 1-day threshold
+    await run();
+    const [, last] = await receiver.waitForHits(q, 2);
+    const e = constructGuardEvent(last.body, last.headers, watcher.secret, { now: server.clock.now });
+    assert.ok(e.event_type === 'endpoint.certificate_expiring' && e.data.threshold_days === 1);
+
+    const renewed = await makeClientCertificate('expiring.acme.example', 60);
+    const patched = await apiCall(server, 'PATCH', `/v1/webhooks/endpoints/${own.id}`, t.adminToken, {
+      tls_client_certificate: renewed.cert,
+      tls_client_key: renewed.key,
+    });
+    assert.equal(patched.status, 200, patched.text);
+    await run(); // a certificate 60 days from its expiry announces nothing
+    server.clock.advance(31 * 86_400_000);
+    await run(); // the renewed one, 30 days before
+    const hits = await receiver.waitForHits(q, 3);
+    await waitForDeliveriesMade(server, [watcher.id]);
+    assert.equal(receiver.hitsFor(q).length, 3, 'once per threshold: 7, 1, then 30 for the renewed one');
+    const renewedEvent = constructGuardEvent(hits[2].body, hits[2].headers, watcher.secret, { now: server.clock.now });
+    assert.ok(renewedEvent.event_type === 'endpoint.certificate_expiring' && renewedEvent.data.threshold_days === 30);
   });
 });

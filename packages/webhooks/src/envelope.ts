@@ -92,8 +92,41 @@ export interface EndpointDisabledEvent {
   console_url: string;
 }
 
+/**
+ * An endpoint's client certificate (mTLS) expires soon: sent 30, 7 and 1 days before, once each
+ * per certificate, to every endpoint of the tenant that subscribes (the endpoint itself too:
+ * it still works).
+ */
+export interface EndpointCertificateExpiringEvent {
+  event_type: 'endpoint.certificate_expiring';
+  version: 'v1';
+  timestamp: string;
+  tenant_id: string;
+  data: {
+    /** Unique per event: deduplicate on it. */
+    event_id: string;
+    endpoint_id: string;
+    name: string;
+    /** The endpoint URL's origin. */
+    url: string;
+    /** The certificate's subject, e.g. `O=Acme, CN=guard-deliveries.acme.example`. */
+    certificate_subject: string;
+    /** When it expires (its notAfter). */
+    not_after: string;
+    /** Whole days left then (0 on its last day). */
+    days_left: number;
+    /** The threshold crossed: 30, 7 or 1 days before the expiry. */
+    threshold_days: 30 | 7 | 1;
+  };
+  console_url: string;
+}
+
 /** Every event an endpoint may subscribe to; `event_type` (and the Guard-Event header) tells which. */
-export type GuardEvent = SignalCreatedEvent | EndpointFailingEvent | EndpointDisabledEvent;
+export type GuardEvent =
+  | SignalCreatedEvent
+  | EndpointFailingEvent
+  | EndpointDisabledEvent
+  | EndpointCertificateExpiringEvent;
 
 export type WebhookErrorCode =
   | 'missing_signature'
@@ -369,6 +402,14 @@ const STRING_FIELDS = [
   'created_at',
 ] as const;
 
+const CERTIFICATE_STRING_FIELDS = [
+  'event_id',
+  'endpoint_id',
+  'name',
+  'url',
+  'certificate_subject',
+  'not_after',
+] as const;
 const ENDPOINT_STRING_FIELDS = ['event_id', 'endpoint_id', 'name', 'url', 'failing_since', 'last_error'] as const;
 const EXTRA_STRING_FIELDS = {
   'endpoint.failing': ['disable_at', 'occurred_at'],
@@ -394,10 +435,11 @@ export function parseEnvelope(bytes: Uint8Array, window: ReplayWindow, anyEvent 
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return bad('is not a JSON object');
   const e = doc as Record<string, unknown>;
   const operational = anyEvent && (e.event_type === 'endpoint.failing' || e.event_type === 'endpoint.disabled');
-  if (e.event_type !== 'signal_created' && !operational)
+  const certificate = anyEvent && e.event_type === 'endpoint.certificate_expiring';
+  if (e.event_type !== 'signal_created' && !operational && !certificate)
     throw new WebhookVerificationError(
       'unsupported_event',
-      `event_type ${JSON.stringify(e.event_type)} is not ${anyEvent ? 'one of signal_created, endpoint.failing, endpoint.disabled' : 'signal_created (constructGuardEvent takes every event type)'}`,
+      `event_type ${JSON.stringify(e.event_type)} is not ${anyEvent ? 'one of signal_created, endpoint.failing, endpoint.disabled, endpoint.certificate_expiring' : 'signal_created (constructGuardEvent takes every event type)'}`,
     );
   if (e.version !== 'v1')
     throw new WebhookVerificationError('unsupported_event', `version ${JSON.stringify(e.version)} is not v1`);
@@ -405,7 +447,11 @@ export function parseEnvelope(bytes: Uint8Array, window: ReplayWindow, anyEvent 
     if (typeof e[f] !== 'string') bad(`field ${f} is not a string`);
   const data = e.data as Record<string, unknown>;
   if (typeof data !== 'object' || data === null || Array.isArray(data)) bad('field data is not an object');
-  if (operational) {
+  if (certificate) {
+    for (const f of CERTIFICATE_STRING_FIELDS) if (typeof data[f] !== 'string') bad(`field data.${f} is not a string`);
+    if (!Number.isInteger(data.days_left)) bad('field data.days_left is not an integer');
+    if (![30, 7, 1].includes(data.threshold_days as number)) bad('field data.threshold_days is not 30, 7 or 1');
+  } else if (operational) {
     const extra = EXTRA_STRING_FIELDS[e.event_type as keyof typeof EXTRA_STRING_FIELDS];
     for (const f of [...ENDPOINT_STRING_FIELDS, ...extra])
       if (typeof data[f] !== 'string') bad(`field data.${f} is not a string`);

@@ -6,6 +6,7 @@ export {
   type ConstructEventOptions,
   DEFAULT_TOLERANCE_SECONDS,
   DELIVERY_HEADER,
+  type EndpointCertificateExpiringEvent,
   type EndpointDisabledEvent,
   type EndpointEventData,
   type EndpointFailingEvent,

@@ -3548,7 +3548,7 @@ export interface paths {
                             [key: string]: string;
                         };
                         /** @description the event types delivered to it; default ["signal_created","test"] (the operational events endpoint.failing and endpoint.disabled are opt-in) */
-                        event_types?: ("signal_created" | "test" | "endpoint.failing" | "endpoint.disabled")[];
+                        event_types?: ("signal_created" | "test" | "endpoint.failing" | "endpoint.disabled" | "endpoint.certificate_expiring")[];
                         /** @description signals below this severity are not delivered to it; default 1 (all) */
                         min_severity?: number;
                         /** @description only signals of these types are delivered to it; null (the default): every type */
@@ -3918,7 +3918,7 @@ export interface paths {
                         };
                         enabled?: boolean;
                         /** @description the event types delivered to it; default ["signal_created","test"] (the operational events endpoint.failing and endpoint.disabled are opt-in) */
-                        event_types?: ("signal_created" | "test" | "endpoint.failing" | "endpoint.disabled")[];
+                        event_types?: ("signal_created" | "test" | "endpoint.failing" | "endpoint.disabled" | "endpoint.certificate_expiring")[];
                         /** @description signals below this severity are not delivered to it; default 1 (all) */
                         min_severity?: number;
                         /** @description only signals of these types are delivered to it; null (the default): every type */
@@ -4561,7 +4561,7 @@ export interface paths {
                                 completed_at: string | null;
                                 endpoint_name: string;
                                 /** @description what it carries, as an endpoint's event_types name it (a test event is `test`) */
-                                event_type: "signal_created" | "test" | "endpoint.failing" | "endpoint.disabled";
+                                event_type: "signal_created" | "test" | "endpoint.failing" | "endpoint.disabled" | "endpoint.certificate_expiring";
                             }[];
                             /** @description the next page (pass it as before, with the same filters); null on the last page */
                             next_before: string | null;
@@ -5365,7 +5365,7 @@ export interface paths {
             parameters: {
                 query?: {
                     /**
-                     * @description the event types to carry, comma-separated, of signal_created, test, endpoint.failing, endpoint.disabled; default all of them
+                     * @description the event types to carry, comma-separated, of signal_created, test, endpoint.failing, endpoint.disabled, endpoint.certificate_expiring; default all of them
                      * @example signal_created,endpoint.failing
                      */
                     events?: string;
@@ -5610,6 +5610,26 @@ export interface webhooks {
          * @description **endpoint.disabled** (Endpoint disabled): Guard disabled another endpoint of your organisation after it failed for the whole window. Sent to the other enabled endpoints that subscribe to it; opt-in.
          */
         post: operations["webhook_endpoint_disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "endpoint.certificate_expiring": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Client certificate expiring
+         * @description **endpoint.certificate_expiring** (Client certificate expiring): An endpoint's client certificate (mTLS) expires soon: sent 30, 7 and 1 days before, once each per certificate, to every enabled endpoint of your organisation that subscribes to it, that endpoint included (it still works). Give the endpoint a renewed certificate before then; opt-in.
+         */
+        post: operations["webhook_endpoint_certificate_expiring"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5890,6 +5910,98 @@ export interface operations {
                         disabled_at: string;
                         /** @description why, in the words the endpoint view shows */
                         reason: string;
+                    };
+                    /**
+                     * Format: uri
+                     * @description the page of the console that shows it
+                     */
+                    console_url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description received: any 2xx within 15 s ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (a 3xx too: redirects are not followed), or no answer in 15 s, is retried with backoff; 410 Gone disables the endpoint */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_endpoint_certificate_expiring: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description sha256=<hex HMAC-SHA256 of the raw body, keyed with the secret>; during a rotation one entry per valid secret, newest first, separated by ", " */
+                "Guard-Signature": string;
+                /** @description the event_type of the body */
+                "Guard-Event": string;
+                /** @description a UUID, the same for every attempt of one delivery: deduplicate on it */
+                "Guard-Delivery": string;
+                /** @description Unix seconds when the attempt was sent (the body carries the same time) */
+                "Guard-Timestamp": string;
+                /** @description Standard Webhooks: the same as Guard-Delivery */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same as Guard-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, space-separated during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description what happened; also the Guard-Event header
+                     * @constant
+                     */
+                    event_type: "endpoint.certificate_expiring";
+                    /**
+                     * @description the envelope version
+                     * @constant
+                     */
+                    version: "v1";
+                    /**
+                     * Format: date-time
+                     * @description when this attempt was sent (part of the signed body: refuse one too far from now)
+                     */
+                    timestamp: string;
+                    /** @description the Guard organisation the event belongs to */
+                    tenant_id: string;
+                    /** @description the endpoint whose client certificate (mTLS) expires soon */
+                    data: {
+                        /** @description unique per event: deduplicate on it (it is signed, unlike Guard-Delivery) */
+                        event_id: string;
+                        /** @description the endpoint whose certificate it is (it may be the one receiving this) */
+                        endpoint_id: string;
+                        /** @description the endpoint's name */
+                        name: string;
+                        /** @description the endpoint URL's origin (scheme, host, port): never its path or query */
+                        url: string;
+                        /** @description the certificate's subject, e.g. O=Acme, CN=guard.acme.example */
+                        certificate_subject: string;
+                        /**
+                         * Format: date-time
+                         * @description when the certificate expires
+                         */
+                        not_after: string;
+                        /** @description whole days left then (0 on its last day) */
+                        days_left: number;
+                        /**
+                         * @description the threshold crossed: 30, 7 or 1 days before
+                         * @enum {integer}
+                         */
+                        threshold_days: 30 | 7 | 1;
                     };
                     /**
                      * Format: uri

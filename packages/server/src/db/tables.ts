@@ -249,6 +249,10 @@ export interface WebhookEndpointTable {
   tls_ca_certificates?: string | null;
   /** How the delivery authenticates to the receiver (Basic or OAuth2 client credentials), sealed JSON; null: none. */
   auth_sealed?: string | null;
+  /** When the client certificate expires (its notAfter), for the expiry announcements; null without one. */
+  tls_client_certificate_expires_at?: string | null;
+  /** The threshold (days before the expiry: 30, 7, 1) last announced for this certificate; 0: none yet. */
+  tls_client_certificate_alerted?: number;
 }
 
 export type DeliveryState = 'pending' | 'delivering' | 'succeeded' | 'failed';

@@ -62,6 +62,8 @@ export function tlsChanges(
   tls_client_certificate?: string | null;
   tls_client_key_sealed?: string | null;
   tls_ca_certificates?: string | null;
+  tls_client_certificate_expires_at?: string | null;
+  tls_client_certificate_alerted?: number;
 } {
   const changes: ReturnType<typeof tlsChanges> = {};
   const { tls_client_certificate: cert, tls_client_key: key } = body;
@@ -73,6 +75,8 @@ export function tlsChanges(
       );
     changes.tls_client_certificate = null;
     changes.tls_client_key_sealed = null;
+    changes.tls_client_certificate_expires_at = null;
+    changes.tls_client_certificate_alerted = 0;
   } else if (cert !== undefined || key !== undefined) {
     if (cert === undefined)
       throw badRequest(
@@ -95,6 +99,9 @@ export function tlsChanges(
     if (!leaf.checkPrivateKey(privateKey))
       throw badRequest('tls_client_key does not match tls_client_certificate', 'invalid_tls_client_key');
     changes.tls_client_certificate = cert.trim();
+    // A new certificate has announced nothing yet.
+    changes.tls_client_certificate_expires_at = new Date(leaf.validTo).toISOString();
+    changes.tls_client_certificate_alerted = 0;
     if (key !== undefined) changes.tls_client_key_sealed = sealClientKey(secretKey, endpointId, key.trim());
   }
   if (body.tls_ca_certificates !== undefined) {

@@ -9,13 +9,19 @@
 // delivery queue writes the row, its deliveries and an audit entry in the transaction that
 // records the outcome that caused it, so an alert is written once, with the streak's mark.
 
-import type { EndpointDisabledEvent, EndpointEventData, EndpointFailingEvent } from '@guard/webhooks';
+import type {
+  EndpointCertificateExpiringEvent,
+  EndpointDisabledEvent,
+  EndpointEventData,
+  EndpointFailingEvent,
+} from '@guard/webhooks';
 import type { SignalTable } from '../db/index.ts';
 import { timeOrderedId } from '../kernel/ids.ts';
 import type { FailingAlert } from './outcome-policy.ts';
 
 export const EVENT_ENDPOINT_FAILING = 'endpoint.failing';
 export const EVENT_ENDPOINT_DISABLED = 'endpoint.disabled';
+export const EVENT_CERTIFICATE_EXPIRING = 'endpoint.certificate_expiring';
 
 /** The endpoint an operational event is about, as the recording transaction read it. */
 export interface EventEndpoint {
@@ -90,6 +96,32 @@ export function disabledEvent(e: EventEndpoint, reason: string, lastError: strin
     reason,
   };
   return eventRow(e, EVENT_ENDPOINT_DISABLED, 4, `Webhook endpoint "${e.name}" was disabled: ${reason}`, at, data);
+}
+
+/**
+ * An endpoint's client certificate expires within `thresholdDays` (certificate-expiry.ts).
+ * Unlike the failing events it goes to every subscribed endpoint, the one it is about too.
+ */
+export function certificateExpiringEvent(
+  e: Pick<EventEndpoint, 'id' | 'tenant_id' | 'name' | 'url'>,
+  certificate: { subject: string; notAfter: string },
+  thresholdDays: 30 | 7 | 1,
+  at: string,
+): SignalTable {
+  const daysLeft = Math.floor((Date.parse(certificate.notAfter) - Date.parse(at)) / 86_400_000);
+  const data: EndpointCertificateExpiringEvent['data'] = {
+    event_id: timeOrderedId('evt', Date.parse(at)),
+    endpoint_id: e.id,
+    name: e.name,
+    url: new URL(e.url).origin,
+    certificate_subject: certificate.subject,
+    not_after: certificate.notAfter,
+    days_left: daysLeft,
+    threshold_days: thresholdDays,
+  };
+  const when = daysLeft < 0 ? 'has expired' : `expires in ${daysLeft} ${daysLeft === 1 ? 'day' : 'days'}`;
+  const description = `The client certificate of webhook endpoint "${e.name}" (${certificate.subject}) ${when}, at ${certificate.notAfter}`;
+  return eventRow(e as EventEndpoint, EVENT_CERTIFICATE_EXPIRING, daysLeft < 7 ? 4 : 3, description, at, data);
 }
 
 /** The console page of an endpoint: operational events link there. */

@@ -21,6 +21,7 @@ export const EVENT_BITS: Record<EventType, number> = {
   test: 2,
   'endpoint.failing': 4,
   'endpoint.disabled': 8,
+  'endpoint.certificate_expiring': 16,
 };
 
 /** The event types of an endpoint that names none: what every endpoint received before. */

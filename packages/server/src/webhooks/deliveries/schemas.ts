@@ -81,6 +81,7 @@ export const DeliveryLogEntry = Type.Object({
       Type.Literal('test'),
       Type.Literal('endpoint.failing'),
       Type.Literal('endpoint.disabled'),
+      Type.Literal('endpoint.certificate_expiring'),
     ],
     { description: "what it carries, as an endpoint's event_types name it (a test event is `test`)" },
   ),

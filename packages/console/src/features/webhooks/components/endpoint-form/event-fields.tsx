@@ -10,6 +10,10 @@ const EVENT_LABELS: Record<EventType, { label: string; hint: string }> = {
     hint: 'another endpoint of yours has failed for 50 %, 75 % and 90 % of the time before Guard disables it',
   },
   'endpoint.disabled': { label: 'Endpoint disabled', hint: 'Guard disabled another endpoint of yours' },
+  'endpoint.certificate_expiring': {
+    label: 'Client certificate expiring',
+    hint: 'an endpoint’s client certificate (mTLS) expires in 30, 7 or 1 days',
+  },
 };
 const SEVERITIES = [
   [1, '1 (info): every signal'],
