@@ -131,7 +131,7 @@ describe('validateHeaders', () => {
     assert.match(validateHeaders({ 'X-N': null }) ?? '', /string value/);
   });
 
-  it('refuses reserved names in any case: Content-Type, User-Agent, Host, Content-Length, Transfer-Encoding, Connection, Guard-*', () => {
+  it('refuses reserved names in any case: Content-Type, User-Agent, Host, Content-Length, Transfer-Encoding, Connection, Guard-*, webhook-id/-timestamp/-signature', () => {
     const reserved = [
       'Content-Type',
       'content-type',
@@ -146,6 +146,9 @@ describe('validateHeaders', () => {
       'GUARD-DELIVERY',
       'Guard-Timestamp',
       'Guard-Anything-Else',
+      'webhook-id',
+      'Webhook-Timestamp',
+      'WEBHOOK-SIGNATURE',
     ];
     for (const name of reserved)
       assert.match(validateHeaders({ [name]: 'x' }) ?? '', /set by Guard and cannot be overridden/, name);
