@@ -2,13 +2,19 @@
 // inputs, severity words, relative times, and which role sees which control.
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import { WEBHOOK_EVENTS } from '@guard/contract/webhook-events';
 import { validateEndpointUrl, validateHeaders } from '../../server/src/webhooks/endpoint-rules.ts';
 import { can, homePath } from '../src/features/auth/permissions.ts';
 import { changesOf, severityText, shown } from '../src/features/detection/policy-draft.ts';
 import { headerProblem, headersObject, urlProblem } from '../src/features/webhooks/endpoint-rules.ts';
+import { eventFields } from '../src/features/webhooks/event-fields.ts';
 import { formatBytes } from '../src/lib/bytes.ts';
-import { formatExact, formatRelative } from '../src/lib/relative-time.ts';
+import { prettyJson } from '../src/lib/json-text.ts';
+import { markdownBlocks, markdownSpans } from '../src/lib/markdown-blocks.ts';
+import { plural } from '../src/lib/plural.ts';
+import { formatExact, formatNextRetry, formatRelative } from '../src/lib/relative-time.ts';
 import { severityLabel } from '../src/lib/severity.ts';
 
 const URLS = [
@@ -132,4 +138,76 @@ test('members read the detection policy; only admins change it', () => {
       [false, false],
     ],
   );
+});
+
+test('a count reads with its noun, singular for one', () => {
+  assert.equal(plural(1, 'attempt'), '1 attempt');
+  assert.equal(plural(0, 'attempt'), '0 attempts');
+  assert.equal(plural(2048, 'delivery', 'deliveries'), '2,048 deliveries');
+  assert.equal(plural(1, 'delivery', 'deliveries'), '1 delivery');
+});
+
+test('a next retry reads "due now" once due, then counts seconds, then minutes', () => {
+  const now = Date.parse('2026-11-21T10:00:00Z');
+  assert.equal(formatNextRetry('2026-11-21T09:59:00Z', now), 'due now', 'a retry whose time has passed');
+  assert.equal(formatNextRetry('2026-11-21T10:00:00Z', now), 'due now');
+  assert.equal(formatNextRetry('2026-11-21T10:00:01Z', now), 'in 1 second');
+  assert.equal(formatNextRetry('2026-11-21T10:00:03Z', now), 'in 3 seconds');
+  assert.equal(formatNextRetry('2026-11-21T10:00:45.200Z', now), 'in 46 seconds');
+  assert.equal(formatNextRetry('2026-11-21T10:05:00Z', now), 'in 5 minutes');
+});
+
+test('the event catalog lists each field of an event, nested ones by their path', () => {
+  const fields = eventFields(WEBHOOK_EVENTS[0].schema);
+  assert.deepEqual(fields.slice(0, 2), [
+    {
+      name: 'event_type',
+      type: '"signal_created"',
+      required: true,
+      description: 'what happened; also the Guard-Event header',
+    },
+    { name: 'version', type: '"v1"', required: true, description: 'the envelope version' },
+  ]);
+  const severity = fields.find((f) => f.name === 'data.severity');
+  assert.equal(severity?.type, 'integer, 1 to 5');
+  assert.equal(fields.find((f) => f.name === 'timestamp')?.type, 'string (date-time)');
+  const failing = eventFields(WEBHOOK_EVENTS[2].schema);
+  assert.equal(failing.find((f) => f.name === 'data.percent')?.type, '50 | 75 | 90');
+});
+
+test('JSON is shown indented; anything else as it is', () => {
+  assert.equal(prettyJson('{"a":1}'), '{\n  "a": 1\n}');
+  assert.equal(prettyJson('{"a":1'), '{"a":1');
+  assert.equal(prettyJson('OK'), 'OK');
+});
+
+test('a guide reads as headings, paragraphs, lists and code', () => {
+  const blocks = markdownBlocks(
+    '# Title\n\nOne line\nand the next.\n\n- first\n  goes on\n- second\n\n```sh\nguard listen\n```\n## Next',
+  );
+  assert.deepEqual(blocks, [
+    { kind: 'heading', level: 1, text: 'Title' },
+    { kind: 'paragraph', text: 'One line and the next.' },
+    { kind: 'list', ordered: false, items: ['first goes on', 'second'] },
+    { kind: 'code', lang: 'sh', text: 'guard listen' },
+    { kind: 'heading', level: 2, text: 'Next' },
+  ]);
+  assert.deepEqual(markdownSpans('Run `guard listen`, see **Deliveries** and [the guide](guard-listen.md).'), [
+    { kind: 'text', text: 'Run ' },
+    { kind: 'code', text: 'guard listen' },
+    { kind: 'text', text: ', see ' },
+    { kind: 'strong', text: 'Deliveries' },
+    { kind: 'text', text: ' and ' },
+    { kind: 'link', text: 'the guide', href: 'guard-listen.md' },
+    { kind: 'text', text: '.' },
+  ]);
+});
+
+test('the local development guide uses only what the console shows of Markdown', () => {
+  const guide = readFileSync(new URL('../../../docs/webhooks-local-development.md', import.meta.url), 'utf8');
+  const blocks = markdownBlocks(guide);
+  assert.equal(blocks[0].kind === 'heading' && blocks[0].level, 1, 'it opens with its title');
+  for (const b of blocks)
+    if (b.kind === 'paragraph')
+      assert.doesNotMatch(b.text, /^\||^>|<[a-z]/, `a table, quote or HTML the page would show as text: ${b.text}`);
 });

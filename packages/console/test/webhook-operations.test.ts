@@ -138,7 +138,7 @@ describe('an admin runs webhook endpoints: events, rate limit, health, replay', 
     const resent = world.receiver.hitsFor('/down').slice(before);
     assert.deepEqual(resent.map((h) => h.headers['guard-delivery']).sort(), failed);
     await page.reload();
-    await waitForText(page.getByRole('region', { name: 'Health', exact: true }), 'none: the last attempt succeeded');
+    await waitForText(page.getByRole('region', { name: 'Health', exact: true }), 'Failure streaknone');
     assert.equal(
       await page.getByRole('region', { name: 'Webhook endpoints that need attention' }).count(),
       0,

@@ -43,7 +43,12 @@ describe('the webhook event catalog', () => {
       string,
       { post: { requestBody: { content: Record<string, { examples: object }> } } }
     >;
-    assert.deepEqual(Object.keys(hooks), ['signal_created', 'endpoint.failing', 'endpoint.disabled', 'endpoint.certificate_expiring']);
+    assert.deepEqual(Object.keys(hooks), [
+      'signal_created',
+      'endpoint.failing',
+      'endpoint.disabled',
+      'endpoint.certificate_expiring',
+    ]);
     assert.deepEqual(Object.keys(hooks.signal_created.post.requestBody.content['application/json'].examples), [
       'signal_created',
       'test',

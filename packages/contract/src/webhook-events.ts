@@ -31,6 +31,7 @@ function envelope<const Type extends string, const Data extends object>(eventTyp
 
 export const SignalData = {
   type: 'object',
+  description: 'the signal',
   required: [
     'signal_id',
     'signal_type',
@@ -54,7 +55,7 @@ export const SignalData = {
     server_id: { type: 'string', description: 'the server (agent) that reported it' },
     server_name: { type: 'string', description: "the server's hostname" },
     identity_id: { type: 'string', description: 'who or what acted (a user, a process)' },
-    identity_name: { type: 'string' },
+    identity_name: { type: 'string', description: 'its name, e.g. the user name' },
     environment: { type: 'string', description: "the server's environment, e.g. production" },
     created_at: { ...Timestamp, description: 'when the agent saw it' },
   },
@@ -87,6 +88,7 @@ export type SignalCreatedEvent = Static<typeof SignalCreatedEvent>;
 
 export const EndpointFailingEvent = envelope('endpoint.failing', {
   type: 'object',
+  description: 'the endpoint that is failing',
   required: [...ENDPOINT_EVENT_REQUIRED, 'percent', 'disable_at', 'occurred_at'],
   properties: {
     ...EndpointEventFields,
@@ -99,6 +101,7 @@ export type EndpointFailingEvent = Static<typeof EndpointFailingEvent>;
 
 export const EndpointDisabledEvent = envelope('endpoint.disabled', {
   type: 'object',
+  description: 'the endpoint that was disabled',
   required: [...ENDPOINT_EVENT_REQUIRED, 'disabled_at', 'reason'],
   properties: {
     ...EndpointEventFields,

@@ -270,7 +270,12 @@ describe('the event catalog in /openapi.json', () => {
     const res = await api(server.url, 'GET', '/openapi.json');
     assert.equal(res.status, 200);
     assert.equal(res.json.openapi, '3.1.0');
-    assert.deepEqual(Object.keys(res.json.webhooks), ['signal_created', 'endpoint.failing', 'endpoint.disabled']);
+    assert.deepEqual(Object.keys(res.json.webhooks), [
+      'signal_created',
+      'endpoint.failing',
+      'endpoint.disabled',
+      'endpoint.certificate_expiring',
+    ]);
     const body = res.json.webhooks.signal_created.post.requestBody.content['application/json'];
     assert.equal(body.schema.properties.event_type.const, 'signal_created');
     assert.deepEqual(Object.keys(body.examples), ['signal_created', 'test']);

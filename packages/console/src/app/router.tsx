@@ -82,6 +82,18 @@ export function createRouter() {
                 lazy: page(() => import('../features/webhooks/routes/endpoint-new.tsx')),
               },
               {
+                path: 'integrations/webhooks/deliveries',
+                lazy: page(() => import('../features/webhooks/routes/delivery-log.tsx')),
+              },
+              {
+                path: 'integrations/webhooks/events',
+                lazy: page(() => import('../features/webhooks/routes/event-catalog.tsx')),
+              },
+              {
+                path: 'integrations/webhooks/local-development',
+                lazy: page(() => import('../features/webhooks/routes/local-development.tsx')),
+              },
+              {
                 path: 'integrations/webhooks/:endpointId',
                 lazy: page(() => import('../features/webhooks/routes/endpoint-detail.tsx')),
               },

@@ -33,3 +33,15 @@ export function formatExact(iso: string): string {
   const ms = Date.parse(iso);
   return Number.isNaN(ms) ? iso : `${exact.format(ms)} UTC`;
 }
+
+/**
+ * When a retry is due, worded for a time that may have passed: "due now" once it is due (the
+ * worker takes it within moments), "in 3 seconds" under a minute, then as formatRelative.
+ */
+export function formatNextRetry(iso: string, now: number): string {
+  const ms = Date.parse(iso) - now;
+  if (Number.isNaN(ms)) return iso;
+  if (ms <= 500) return 'due now';
+  if (ms < 60_000) return relative.format(Math.ceil(ms / 1000), 'second');
+  return formatRelative(iso, now);
+}

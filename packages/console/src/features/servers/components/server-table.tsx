@@ -1,5 +1,6 @@
 import { DataTable } from '../../../components/data-table.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { plural } from '../../../lib/plural.ts';
 
 export interface ServerRow {
   id: string;
@@ -48,7 +49,7 @@ function Detectors({ server }: { server: ServerRow }) {
         </li>
       ))}
       {server.spool_depth !== null && server.spool_depth > 0 && (
-        <li className="hint">{server.spool_depth} signal(s) waiting in the spool</li>
+        <li className="hint">{plural(server.spool_depth, 'signal')} waiting in the spool</li>
       )}
       <li className="hint">
         last signal <RelativeTime at={server.last_signal_at} empty="none yet" />

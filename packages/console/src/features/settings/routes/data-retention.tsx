@@ -4,6 +4,7 @@
 import { type FormEvent, useId, useState } from 'react';
 import { Page } from '../../../components/page.tsx';
 import { BlockSkeleton, ErrorNotice, WriteError } from '../../../components/query-states.tsx';
+import { plural } from '../../../lib/plural.ts';
 import { Gate } from '../../auth/index.ts';
 import { useRetention, useUpdateRetention } from '../api/retention.ts';
 
@@ -56,16 +57,17 @@ function RetentionForm() {
           )}
         </div>
         <p className="hint" id={`${id}-hint`}>
-          From 1 to {s.delivery_retention_max_days} days (this server's maximum).{' '}
+          From 1 to {plural(s.delivery_retention_max_days, 'day')} (this server's maximum).{' '}
           {s.delivery_retention_is_default
-            ? `Now the server's default, ${s.delivery_retention_default_days} days.`
-            : `The server's default is ${s.delivery_retention_default_days} days.`}
+            ? `Now the server's default, ${plural(s.delivery_retention_default_days, 'day')}.`
+            : `The server's default is ${plural(s.delivery_retention_default_days, 'day')}.`}
         </p>
       </form>
       <WriteError error={update.error} />
       {update.isSuccess && (
         <p className="notice ok" role="status">
-          Saved: the delivery log is kept {update.data.delivery_retention_days} days. The change is in the audit log.
+          Saved: the delivery log is kept {plural(update.data.delivery_retention_days, 'day')}. The change is in the
+          audit log.
         </p>
       )}
     </section>

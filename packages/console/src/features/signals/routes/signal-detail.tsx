@@ -4,6 +4,7 @@ import { Link, useParams } from 'react-router';
 import { ConfirmAction } from '../../../components/confirm-action.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { DeliveryStatusBadge } from '../../../components/delivery-status.tsx';
+import { NextRetry } from '../../../components/next-retry.tsx';
 import { Page } from '../../../components/page.tsx';
 import {
   BlockSkeleton,
@@ -57,7 +58,7 @@ function Deliveries({ signalId }: { signalId: string }) {
                   <RelativeTime at={d.completed_at} />
                 ) : d.next_attempt_at ? (
                   <>
-                    retry <RelativeTime at={d.next_attempt_at} />
+                    retry <NextRetry at={d.next_attempt_at} />
                   </>
                 ) : (
                   '—'

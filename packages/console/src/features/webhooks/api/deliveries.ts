@@ -5,7 +5,7 @@ export const DELIVERY_PAGE_SIZE = 25;
 /** While a shown delivery is still moving, the list refreshes this often. */
 const LIVE_REFRESH_MS = 2000;
 
-type Status = 'succeeded' | 'pending' | 'retrying' | 'failed';
+export type Status = 'succeeded' | 'pending' | 'retrying' | 'failed';
 const moving = (status: string) => status === 'pending' || status === 'retrying';
 
 export function useDeliveries(endpointId: string, status: Status | undefined, before: string | undefined) {
@@ -16,6 +16,28 @@ export function useDeliveries(endpointId: string, status: Status | undefined, be
         api.GET('/v1/webhooks/endpoints/{id}/deliveries', {
           params: { path: { id: endpointId }, query: { status, before, limit: DELIVERY_PAGE_SIZE } },
         }),
+      ),
+    placeholderData: keepPreviousData,
+    refetchInterval: (query) => (query.state.data?.deliveries.some((d) => moving(d.status)) ? LIVE_REFRESH_MS : false),
+  });
+}
+
+/** The delivery log's search, as kept in the page's URL. */
+export interface DeliveryLogFilters {
+  signal_id?: string;
+  endpoint_id?: string;
+  status?: Status;
+  since?: string;
+  until?: string;
+}
+
+/** Every endpoint's deliveries, newest first (the delivery log); followed while a shown one is moving. */
+export function useDeliveryLog(filters: DeliveryLogFilters, before: string | undefined) {
+  return useQuery({
+    queryKey: ['webhook-delivery-log', filters, before],
+    queryFn: () =>
+      unwrap(
+        api.GET('/v1/webhooks/deliveries', { params: { query: { ...filters, before, limit: DELIVERY_PAGE_SIZE } } }),
       ),
     placeholderData: keepPreviousData,
     refetchInterval: (query) => (query.state.data?.deliveries.some((d) => moving(d.status)) ? LIVE_REFRESH_MS : false),
@@ -51,6 +73,7 @@ export function useRedeliver(endpointId: string) {
       Promise.all([
         client.invalidateQueries({ queryKey: ['webhook-deliveries', endpointId] }),
         client.invalidateQueries({ queryKey: ['webhook-delivery', deliveryId] }),
+        client.invalidateQueries({ queryKey: ['webhook-delivery-log'] }),
       ]),
   });
 }

@@ -16,20 +16,19 @@ export function useEndpoints(options: { refetchInterval?: number } = {}) {
   });
 }
 
-/** While an endpoint fails, its health (streak, time until it is disabled) is read again this often. */
-const FAILING_REFRESH_MS = 10_000;
+/** An endpoint's health (success rate, streak, time until it is disabled) is read again this often. */
+export const HEALTH_REFRESH_MS = 10_000;
 
 export function useEndpoint(id: string) {
   return useQuery({
     queryKey: endpointKey(id),
     queryFn: () => unwrap(api.GET('/v1/webhooks/endpoints/{id}', { params: { path: { id } } })),
-    // While a rotation's proof is on its way, its outcome is looked for every second; while the
-    // endpoint fails, its health every FAILING_REFRESH_MS.
+    // While a rotation's proof is on its way, its outcome is looked for every second; else its
+    // health every HEALTH_REFRESH_MS (while the page is shown).
     refetchInterval: (query) => {
-      const data = query.state.data;
-      const proof = data?.rotation?.proof;
+      const proof = query.state.data?.rotation?.proof;
       if (proof && (proof.status === null || proof.status === 'pending' || proof.status === 'retrying')) return 1000;
-      return data?.failing_since ? FAILING_REFRESH_MS : false;
+      return HEALTH_REFRESH_MS;
     },
   });
 }

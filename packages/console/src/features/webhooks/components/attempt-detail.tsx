@@ -1,8 +1,11 @@
 import { useId, useState } from 'react';
 import { CodeBlock } from '../../../components/code-block.tsx';
+import { CopyButton } from '../../../components/copy-button.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { BlockSkeleton, ErrorNotice } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { prettyJson } from '../../../lib/json-text.ts';
+import { plural } from '../../../lib/plural.ts';
 import { useAttempt } from '../api/deliveries.ts';
 
 export interface AttemptSummary {
@@ -18,7 +21,7 @@ function AttemptRequest({ deliveryId, attempt }: { deliveryId: string; attempt: 
   if (detail.isPending) return <BlockSkeleton height="14rem" label={`attempt ${attempt}`} />;
   if (detail.isError)
     return <ErrorNotice error={detail.error} what={`attempt ${attempt}`} onRetry={() => detail.refetch()} />;
-  const { request, status, duration_ms, response_excerpt, error } = detail.data;
+  const { request, status, duration_ms, response_excerpt, response_headers, error } = detail.data;
   return (
     <div className="attempt-detail">
       <h4>Request as sent</h4>
@@ -34,12 +37,16 @@ function AttemptRequest({ deliveryId, attempt }: { deliveryId: string; attempt: 
           { header: 'Value', className: 'mono wrap', cell: ([, value]) => value },
         ]}
       />
-      <h5 className="label">Body, exactly the bytes signed</h5>
+      <div className="code-heading">
+        <h5 className="label">Body</h5>
+        <CopyButton text={request.body} label={`Copy the body of attempt ${attempt}`} />
+      </div>
+      <p className="hint">Shown indented; the copy is the exact bytes that were signed and sent.</p>
       <CodeBlock label={`Request body of attempt ${attempt}`} wrap>
-        {request.body}
+        {prettyJson(request.body)}
       </CodeBlock>
-      <h4>{error ? 'Error' : 'Response'}</h4>
-      {error ? (
+      <h4>{status === null ? 'Error' : 'Response'}</h4>
+      {status === null && error ? (
         <div className="notice error">
           <p className="mono">{error}</p>
         </div>
@@ -48,8 +55,12 @@ function AttemptRequest({ deliveryId, attempt }: { deliveryId: string; attempt: 
           <p>
             HTTP {status} in {duration_ms} ms
           </p>
+          <ResponseHeaders attempt={attempt} kept={response_headers} />
+          <h5 className="label">Body (the first 1 KiB)</h5>
           {response_excerpt ? (
-            <CodeBlock label={`Response body of attempt ${attempt} (excerpt)`}>{response_excerpt}</CodeBlock>
+            <CodeBlock label={`Response body of attempt ${attempt} (excerpt)`} wrap>
+              {prettyJson(response_excerpt)}
+            </CodeBlock>
           ) : (
             <p className="hint">The response had no body.</p>
           )}
@@ -58,6 +69,35 @@ function AttemptRequest({ deliveryId, attempt }: { deliveryId: string; attempt: 
         <p className="hint">No response was recorded.</p>
       )}
     </div>
+  );
+}
+
+function ResponseHeaders({
+  attempt,
+  kept,
+}: {
+  attempt: number;
+  kept: { headers: Record<string, string>; omitted: number } | null;
+}) {
+  if (!kept) return <p className="hint">Its headers were not recorded (an attempt made before Guard kept them).</p>;
+  return (
+    <>
+      <h5 className="label">Headers</h5>
+      <DataTable
+        caption={`Response headers of attempt ${attempt}`}
+        rows={Object.entries(kept.headers)}
+        rowKey={([name]) => name}
+        columns={[
+          { header: 'Header', className: 'mono nowrap', cell: ([name]) => name },
+          { header: 'Value', className: 'mono wrap', cell: ([, value]) => value },
+        ]}
+      />
+      <p className="hint">
+        Values of headers that may carry a credential (cookies, tokens, keys) are never stored: they read [masked].
+        {kept.omitted > 0 &&
+          ` ${plural(kept.omitted, 'more header was', 'more headers were')} left out (4 KiB are kept).`}
+      </p>
+    </>
   );
 }
 

@@ -1,7 +1,9 @@
 import { Link } from 'react-router';
 import { ACTIONS, DataTable } from '../../../components/data-table.tsx';
 import { DeliveryStatusBadge } from '../../../components/delivery-status.tsx';
+import { NextRetry } from '../../../components/next-retry.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { shortId } from '../../../lib/short-id.ts';
 
 export interface DeliveryRow {
   id: string;
@@ -35,7 +37,7 @@ export function DeliveriesTable({
           className: 'nowrap',
           cell: (d) => (
             <Link to={`deliveries/${d.id}`} className="mono" aria-label={`Delivery ${d.id}`}>
-              {d.id.slice(0, 8)}
+              {shortId(d.id)}
             </Link>
           ),
         },
@@ -43,15 +45,15 @@ export function DeliveriesTable({
           header: 'Signal',
           className: 'nowrap',
           cell: (d) => (
-            <Link to={`/signals/${d.signal_id}`} className="mono">
-              {d.signal_id.slice(0, 14)}
+            <Link to={`/signals/${d.signal_id}`} className="mono" title={d.signal_id}>
+              {shortId(d.signal_id)}
             </Link>
           ),
         },
         { header: 'Status', cell: (d) => <DeliveryStatusBadge status={d.status} /> },
         { header: 'Attempts', cell: (d) => d.attempts },
         { header: 'Last HTTP status', cell: (d) => d.last_status ?? '—' },
-        { header: 'Next retry', className: 'nowrap', cell: (d) => <RelativeTime at={d.next_attempt_at} /> },
+        { header: 'Next retry', className: 'nowrap', cell: (d) => <NextRetry at={d.next_attempt_at} /> },
         { header: 'Created', className: 'nowrap', cell: (d) => <RelativeTime at={d.created_at} /> },
         canRedeliver && {
           ...ACTIONS,

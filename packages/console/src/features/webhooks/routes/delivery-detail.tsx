@@ -1,15 +1,19 @@
 import { Link, useParams } from 'react-router';
 import { DeliveryStatusBadge } from '../../../components/delivery-status.tsx';
+import { NextRetry } from '../../../components/next-retry.tsx';
 import { Page } from '../../../components/page.tsx';
 import { BlockSkeleton, QueryStatus, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { shortId } from '../../../lib/short-id.ts';
 import { gated, useCan } from '../../auth/index.ts';
 import { useDelivery, useRedeliver } from '../api/deliveries.ts';
+import { useEndpoint } from '../api/endpoints.ts';
 import { AttemptItem } from '../components/attempt-detail.tsx';
 
 function DeliveryDetail() {
   const { endpointId = '', deliveryId = '' } = useParams();
   const delivery = useDelivery(deliveryId);
+  const endpoint = useEndpoint(endpointId);
   const redeliver = useRedeliver(endpointId);
   const canWrite = useCan('manageWebhooks');
   const back = { label: 'Back to the endpoint', to: `/settings/integrations/webhooks/${endpointId}` };
@@ -35,7 +39,7 @@ function DeliveryDetail() {
     </button>
   );
   return (
-    <Page title={`Delivery ${d.id.slice(0, 8)}`} back={back} actions={actions}>
+    <Page title={`Delivery ${shortId(d.id)}`} back={back} actions={actions}>
       <WriteError error={redeliver.error} />
       {redeliver.isSuccess && (
         <p className="notice ok" role="status">
@@ -49,6 +53,10 @@ function DeliveryDetail() {
           <dd>
             <DeliveryStatusBadge status={d.status} />
           </dd>
+          <dt>Endpoint</dt>
+          <dd>
+            <Link to={`/settings/integrations/webhooks/${d.endpoint_id}`}>{endpoint.data?.name ?? d.endpoint_id}</Link>
+          </dd>
           <dt>Guard-Delivery</dt>
           <dd className="mono">{d.id}</dd>
           <dt>Signal</dt>
@@ -61,7 +69,7 @@ function DeliveryDetail() {
           <dd>{d.attempts}</dd>
           <dt>Next retry</dt>
           <dd>
-            <RelativeTime at={d.next_attempt_at} />
+            <NextRetry at={d.next_attempt_at} />
           </dd>
           <dt>Created</dt>
           <dd>

@@ -14,6 +14,7 @@ import {
 } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
 import { useKeysetPager } from '../../../lib/keyset-pager.ts';
+import { plural } from '../../../lib/plural.ts';
 import { gated, useCan } from '../../auth/index.ts';
 import { useDeliveries, useRedeliver } from '../api/deliveries.ts';
 import { useDeleteEndpoint, useEndpoint, useSendTestEvent, useUpdateEndpoint } from '../api/endpoints.ts';
@@ -21,13 +22,14 @@ import { useReplays } from '../api/replays.ts';
 import { DeliveriesTable } from '../components/deliveries-table.tsx';
 import { EndpointHealth } from '../components/endpoint-health.tsx';
 import { ReplayPanel } from '../components/replay-panel.tsx';
-import { CertificateNotice, TransportFacts } from '../components/transport-facts.tsx';
 import { SecretReveal } from '../components/secret-reveal.tsx';
 import { SecretRotation } from '../components/secret-rotation.tsx';
+import { CertificateNotice, TransportFacts } from '../components/transport-facts.tsx';
 import { VerifySample } from '../components/verify-sample.tsx';
+import { WEBHOOKS_PATH } from '../components/webhooks-nav.tsx';
 import { forgetSecret, peekSecret } from '../secret-once.ts';
 
-const LIST = '/settings/integrations/webhooks';
+const LIST = WEBHOOKS_PATH;
 const BACK = { label: 'Back to the endpoints', to: LIST };
 
 /** The secret of an endpoint created a moment ago, held by this page until it is left. */
@@ -105,6 +107,12 @@ function Deliveries({ endpointId, canWrite }: { endpointId: string; canWrite: bo
                 onRedeliver={(id) => redeliver.mutate(id)}
               />
               <Pager pager={pager} nextBefore={data.next_before} label="Deliveries" />
+              <p className="hint muted">
+                <Link to={`${LIST}/deliveries?endpoint_id=${encodeURIComponent(endpointId)}`}>
+                  Search this endpoint's deliveries
+                </Link>{' '}
+                by signal, status and date in the delivery log.
+              </p>
             </>
           )
         }
@@ -197,7 +205,7 @@ function EndpointDetail() {
             {e.signal_types ? <span className="mono">{e.signal_types.join(', ')}</span> : 'every type'}
           </dd>
           <dt>Rate limit</dt>
-          <dd>{e.rate_limit === null ? 'none' : `${e.rate_limit} deliveries per second`}</dd>
+          <dd>{e.rate_limit === null ? 'none' : `${plural(e.rate_limit, 'delivery', 'deliveries')} per second`}</dd>
           <dt>Custom headers</dt>
           <dd>{headerNames.length > 0 ? <span className="mono">{headerNames.join(', ')}</span> : 'none'}</dd>
           <TransportFacts endpoint={e} />
@@ -208,9 +216,9 @@ function EndpointDetail() {
         </dl>
       </section>
       <EndpointHealth endpoint={e} />
+      <Deliveries endpointId={endpointId} canWrite={canWrite} />
       <SecretRotation endpoint={e} canWrite={canWrite} />
       <ReplayPanel endpointId={endpointId} enabled={e.enabled} canWrite={canWrite} />
-      <Deliveries endpointId={endpointId} canWrite={canWrite} />
       <VerifySample />
     </Page>
   );

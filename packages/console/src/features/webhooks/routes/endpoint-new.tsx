@@ -1,4 +1,4 @@
-import { useNavigate } from 'react-router';
+import { Link, useNavigate } from 'react-router';
 import { Page } from '../../../components/page.tsx';
 import { gated } from '../../auth/index.ts';
 import { useCreateEndpoint } from '../api/endpoints.ts';
@@ -13,7 +13,12 @@ function NewEndpoint() {
     <Page
       title="Add Endpoint"
       back={{ label: 'Back to the endpoints', to: LIST }}
-      description="Guard will send every new signal to this URL, signed with a secret you get once it is created."
+      description={
+        <>
+          Guard will send every new signal to this URL, signed with a secret you get once it is created. Receiver on
+          your own machine? See <Link to={`${LIST}/local-development`}>developing a receiver locally</Link>.
+        </>
+      }
     >
       <EndpointForm
         submitLabel="Create endpoint"

@@ -4,6 +4,7 @@ import { EmptyState, QueryView, TableSkeleton } from '../../../components/query-
 import { gated, useCan } from '../../auth/index.ts';
 import { useEndpoints } from '../api/endpoints.ts';
 import { EndpointTable } from '../components/endpoint-table.tsx';
+import { WebhooksNav } from '../components/webhooks-nav.tsx';
 
 function WebhooksList() {
   const endpoints = useEndpoints();
@@ -20,6 +21,7 @@ function WebhooksList() {
       description="Guard POSTs each security signal, signed, to every enabled endpoint."
       actions={add}
     >
+      <WebhooksNav />
       {!canWrite && (
         <div className="notice info">
           <p>You can look at endpoints and their deliveries. Only admins can add or change them.</p>
