@@ -6,6 +6,7 @@
 //   guard-agent_<v>_amd64.deb             (agent-deb.ts; the helper inside)
 //   guard-server_<v>_amd64.deb            (server-deb.ts)
 //   guard-webhooks-<v>.tgz                the SDK as npm publishes it (webhooks-package.ts)
+//   guard-listen-<v>.tgz                  `guard listen`/`guard trigger`, run with npx (listen-package.ts)
 // The .debs must pass lintian without errors and the SDK publint, or the build fails.
 // Each artefact is rebuilt only when its sources changed (cache.ts); --force rebuilds all.
 // The helper needs clang, bpftool, libbpf-dev and the kernel's BTF (scripts/install-test-deps.sh);
@@ -21,6 +22,7 @@ import { ensureAgentDeb } from './agent-deb.ts';
 import { ensureAgentSea } from './agent-sea.ts';
 import { lintian } from './deb.ts';
 import { buildExecProbe, stageExecProbeRelease } from './exec-probe.ts';
+import { ensureListenPackage } from './listen-package.ts';
 import { DIST, ROOT, releaseVersion } from './paths.ts';
 import { ensureServerDeb } from './server-deb.ts';
 import { ensureWebhooksPackage, WEBHOOKS_STAGE } from './webhooks-package.ts';
@@ -41,6 +43,7 @@ const artefacts = [
   await ensureAgentDeb('release', force),
   await ensureServerDeb('release', force),
   await ensureWebhooksPackage(force),
+  await ensureListenPackage(force),
 ];
 
 for (const deb of artefacts.filter((a) => a.endsWith('.deb'))) {

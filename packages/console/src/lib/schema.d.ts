@@ -5353,6 +5353,145 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks/listen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Stream the tenant's new events as Server-Sent Events, each data a delivery body (admin; `guard listen`) */
+        get: {
+            parameters: {
+                query?: {
+                    /**
+                     * @description the event types to carry, comma-separated, of signal_created, test, endpoint.failing, endpoint.disabled, endpoint.certificate_expiring; default all of them
+                     * @example signal_created,endpoint.failing
+                     */
+                    events?: string;
+                };
+                header?: {
+                    /** @description resume after this event (the id of the last event received): the events since are sent first, within the resume window; those of the few seconds before it may come again */
+                    "last-event-id"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the stream (text/event-stream) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/listen/trigger": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Make a test signal_created event for the listen streams of the tenant (admin; `guard trigger`); no endpoint receives it */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description the event to make: signal_created (a test signal)
+                         * @enum {string}
+                         */
+                        event_type: "signal_created";
+                        /** @description default test_event */
+                        signal_type?: string;
+                        /** @description default 1 */
+                        severity?: number;
+                        description?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            signal_id: string;
+                            /** @enum {string} */
+                            event_type: "signal_created";
+                            received_at: string;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/objects/{*}": {
         parameters: {
             query?: never;

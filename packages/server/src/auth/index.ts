@@ -15,6 +15,7 @@ export {
   type TenantUser,
   type UserPrincipal,
 } from './principal.ts';
+export { stillAuthorised } from './principal-recheck.ts';
 export { authRoutes } from './routes.ts';
 export { hashPassword, hashSecret, NO_PASSWORD, newId, newPassword, newSecret } from './secrets.ts';
 export { normaliseEmail } from './sessions/handlers.ts';

@@ -5,6 +5,7 @@
 //                 GET …/{id}/attempts/{n}; POST …/{id}/redeliver; GET /v1/signals/{id}/deliveries
 //   replays/      POST /v1/webhooks/endpoints/{id}/replay; GET …/{id}/replays;
 //                 GET /v1/webhooks/replays/{id}; POST …/{id}/cancel
+//   listen/       GET /v1/webhooks/listen (Server-Sent Events, `guard listen`); POST …/listen/trigger
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { WebhookContext, WebhooksDeps } from './context.ts';
@@ -12,6 +13,7 @@ import { deliveryRoutes } from './deliveries/routes.ts';
 import { DeliveriesRepository } from './deliveries-repository.ts';
 import { endpointRoutes } from './endpoints/routes.ts';
 import { EndpointsRepository } from './endpoints-repository.ts';
+import { listenRoutes } from './listen/routes.ts';
 import { replayRoutes } from './replays/routes.ts';
 import { ReplaysRepository } from './replays-repository.ts';
 
@@ -33,4 +35,5 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhooksDeps> = async (app
   await app.register(endpointRoutes, ctx);
   await app.register(deliveryRoutes, ctx);
   await app.register(replayRoutes, ctx);
+  await app.register(listenRoutes, deps);
 };
