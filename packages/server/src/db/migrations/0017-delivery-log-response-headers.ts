@@ -10,7 +10,7 @@ import type { Engine } from '../engine.ts';
 import { columnTypes } from './column-types.ts';
 
 /** The condition of the log's partial index; a migration's text never changes, so it is written here. */
-export const DELIVERY_LOG_TERM = 'attempts >= 0';
+export const DELIVERY_LOG_TERM = "tenant_id <> ''";
 
 export function deliveryLogResponseHeaders(engine: Engine): Migration {
   const t = columnTypes(engine);
@@ -20,7 +20,10 @@ export function deliveryLogResponseHeaders(engine: Engine): Migration {
       // in webhooks/deliveries-repository.ts, word for word): SQLite has no statistics, and an
       // index led by tenant_id would otherwise tie with (endpoint_id, created_at) for every query
       // that names both, and win (an endpoint's deliveries, replays, retention), turning their
-      // seek into a walk through the whole tenant.
+      // seek into a walk through the whole tenant. The condition names a column that never
+      // changes: one on `attempts` (written by every outcome) made each outcome rewrite the
+      // index entry on SQLite and ruled out HOT updates on PostgreSQL (bench:webhooks, engine
+      // alone: 55 µs more server CPU per delivery).
       await db.schema
         .createIndex('webhook_deliveries_log')
         .on('webhook_deliveries')
