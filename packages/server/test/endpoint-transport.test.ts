@@ -322,18 +322,21 @@ describe('endpoint authentication: OAuth2 client credentials against oidc-provid
     return token !== undefined && token.clientId === 'guard-deliveries' && token.scope === 'webhooks:write';
   }
 
+  /** The endpoint's auth setting for the provider's client. */
+  const clientCredentials = (secret = CLIENT_SECRET) => ({
+    type: 'oauth2_client_credentials',
+    token_url: tokenUrl,
+    client_id: 'guard-deliveries',
+    client_secret: secret,
+    scope: 'webhooks:write',
+  });
+
   it('fetches a token once, sends it as Bearer, and reuses it until it expires', async () => {
     const p = path('oauth');
     receiver.on(p, async (hit) => ({ status: (await validToken(hit.headers.authorization)) ? 200 : 401 }));
     const e = await createEndpoint(server, t.adminToken, {
       url: receiver.url(p),
-      auth: {
-        type: 'oauth2_client_credentials',
-        token_url: tokenUrl,
-        client_id: 'guard-deliveries',
-        client_secret: CLIENT_SECRET,
-        scope: 'webhooks:write',
-      },
+      auth: clientCredentials(),
     });
     assert.deepEqual((e as Loose).auth, {
       type: 'oauth2_client_credentials',
@@ -361,13 +364,7 @@ describe('endpoint authentication: OAuth2 client credentials against oidc-provid
     });
     const ep = await createEndpoint(server, t.adminToken, {
       url: receiver.url(p),
-      auth: {
-        type: 'oauth2_client_credentials',
-        token_url: tokenUrl,
-        client_id: 'guard-deliveries',
-        client_secret: CLIENT_SECRET,
-        scope: 'webhooks:write',
-      },
+      auth: clientCredentials(),
     });
     const before = tokenRequests;
     const d = await deliverOne(server, t, ep.id, (x) => x.state === 'succeeded', 'a delivery after one 401');
@@ -382,12 +379,7 @@ describe('endpoint authentication: OAuth2 client credentials against oidc-provid
     const p = path('oauth-bad');
     const ep = await createEndpoint(server, t.adminToken, {
       url: receiver.url(p),
-      auth: {
-        type: 'oauth2_client_credentials',
-        token_url: tokenUrl,
-        client_id: 'guard-deliveries',
-        client_secret: 'wrong-secret',
-      },
+      auth: clientCredentials('wrong-secret'),
     });
     const d = await deliverOne(server, t, ep.id, (x) => x.attempts >= 1, 'an attempt');
     assert.match(d.last_error, /^OAuth2 token request to https:\/\/localhost:\d+ failed: HTTP 401 invalid_client/);
@@ -570,6 +562,10 @@ describe('endpoint.certificate_expiring: an alert before the client certificate 
       assert.match(e.console_url, new RegExp(`/console/settings/integrations/webhooks/${own.id}$`));
     }
 
+    // Every delivery made before the clock moves: a lease still held would look expired to it,
+    // and the delivery be sent again (at least once), which is not what this test counts.
+    const settle = () => waitForDeliveriesMade(server, [own.id, watcher.id]);
+    await settle();
     server.clock.advance(4.5 * 86_400_000);
     await run(); // the 1-day threshold
     await run();
@@ -584,10 +580,11 @@ describe('endpoint.certificate_expiring: an alert before the client certificate 
     });
     assert.equal(patched.status, 200, patched.text);
     await run(); // a certificate 60 days from its expiry announces nothing
+    await settle();
     server.clock.advance(31 * 86_400_000);
     await run(); // the renewed one, 30 days before
     const hits = await receiver.waitForHits(q, 3);
-    await waitForDeliveriesMade(server, [watcher.id]);
+    await settle();
     assert.equal(receiver.hitsFor(q).length, 3, 'once per threshold: 7, 1, then 30 for the renewed one');
     const renewedEvent = constructGuardEvent(hits[2].body, hits[2].headers, watcher.secret, { now: server.clock.now });
     assert.ok(renewedEvent.event_type === 'endpoint.certificate_expiring' && renewedEvent.data.threshold_days === 30);

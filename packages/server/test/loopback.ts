@@ -30,27 +30,47 @@ export interface TestTls {
 }
 
 /** A fresh CA and a leaf certificate for localhost/127.0.0.1/::1, valid for two days. */
-export async function makeTestTls(): Promise<TestTls> {
-  const dir = await mkdtemp(join(os.tmpdir(), 'guard-webhook-tls-'));
+export function makeTestTls(): Promise<TestTls> {
+  return newCaAndLeaf({
+    ca: { subject: '/CN=Guard webhook test CA', days: 2 },
+    leaf: {
+      subject: '/CN=localhost',
+      days: 2,
+      extensions: [
+        'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
+        'basicConstraints=critical,CA:FALSE',
+        'keyUsage=critical,digitalSignature',
+        'extendedKeyUsage=serverAuth',
+      ],
+    },
+  });
+}
+
+/** A CA of its own and a client certificate (mTLS) it signed, valid for `days`. */
+export function makeClientCertificate(cn: string, days = 30): Promise<TestTls> {
+  return newCaAndLeaf({
+    ca: { subject: '/CN=Receiver client CA', days: 60 },
+    leaf: {
+      subject: `/O=Guard/CN=${cn}`,
+      days,
+      extensions: ['basicConstraints=critical,CA:FALSE', 'extendedKeyUsage=clientAuth'],
+    },
+  });
+}
+
+/** A new EC P-256 CA and one leaf it signed, made with the openssl CLI in a temp dir removed after. */
+async function newCaAndLeaf(spec: {
+  ca: { subject: string; days: number };
+  leaf: { subject: string; days: number; extensions: string[] };
+}): Promise<TestTls> {
+  const dir = await mkdtemp(join(os.tmpdir(), 'guard-test-tls-'));
   try {
     const p = (name: string) => join(dir, name);
     const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
     await execFileP('openssl', [
-      'req',
-      '-x509',
-      ...ec,
-      '-keyout',
-      p('ca.key'),
-      '-out',
-      p('ca.pem'),
-      '-days',
-      '2',
-      '-subj',
-      '/CN=Guard webhook test CA',
-      '-addext',
-      'basicConstraints=critical,CA:TRUE',
-      '-addext',
-      'keyUsage=critical,keyCertSign,cRLSign',
+      ...['req', '-x509', ...ec, '-keyout', p('ca.key'), '-out', p('ca.pem')],
+      ...['-days', String(spec.ca.days), '-subj', spec.ca.subject],
+      ...['-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'],
     ]);
     await execFileP('openssl', [
       'req',
@@ -60,68 +80,15 @@ export async function makeTestTls(): Promise<TestTls> {
       '-out',
       p('leaf.csr'),
       '-subj',
-      '/CN=localhost',
+      spec.leaf.subject,
     ]);
-    await writeFile(
-      p('leaf.ext'),
-      [
-        'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
-        'basicConstraints=critical,CA:FALSE',
-        'keyUsage=critical,digitalSignature',
-        'extendedKeyUsage=serverAuth',
-        '',
-      ].join('\n'),
-    );
+    await writeFile(p('leaf.ext'), `${spec.leaf.extensions.join('\n')}\n`);
     await execFileP('openssl', [
-      'x509',
-      '-req',
-      '-in',
-      p('leaf.csr'),
-      '-CA',
-      p('ca.pem'),
-      '-CAkey',
-      p('ca.key'),
-      '-CAcreateserial',
-      '-out',
-      p('leaf.pem'),
-      '-days',
-      '2',
-      '-extfile',
-      p('leaf.ext'),
+      ...['x509', '-req', '-in', p('leaf.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial'],
+      ...['-out', p('leaf.pem'), '-days', String(spec.leaf.days), '-extfile', p('leaf.ext')],
     ]);
     const [caPem, key, cert] = await Promise.all(['ca.pem', 'leaf.key', 'leaf.pem'].map((f) => readFile(p(f), 'utf8')));
     return { caPem, key, cert };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-/** A CA of its own and a client certificate it signed, valid for `days`. */
-export async function makeClientCertificate(
-  cn: string,
-  days = 30,
-): Promise<{ caPem: string; cert: string; key: string }> {
-  const dir = await mkdtemp(join(os.tmpdir(), 'guard-client-cert-'));
-  try {
-    const p = (name: string) => join(dir, name);
-    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-    await execFileP('openssl', [
-      'req',
-      '-x509',
-      ...ec,
-      ...['-keyout', p('ca.key'), '-out', p('ca.pem'), '-days', '60', '-subj', '/CN=Receiver client CA'],
-      ...['-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign'],
-    ]);
-    await execFileP('openssl', ['req', ...ec, '-keyout', p('c.key'), '-out', p('c.csr'), '-subj', `/O=Guard/CN=${cn}`]);
-    await writeFile(p('c.ext'), 'basicConstraints=critical,CA:FALSE\nextendedKeyUsage=clientAuth\n');
-    await execFileP('openssl', [
-      'x509',
-      '-req',
-      ...['-in', p('c.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial'],
-      ...['-out', p('c.pem'), '-days', String(days), '-extfile', p('c.ext')],
-    ]);
-    const [caPem, cert, key] = await Promise.all(['ca.pem', 'c.pem', 'c.key'].map((f) => readFile(p(f), 'utf8')));
-    return { caPem, cert, key };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -92,6 +92,34 @@ function PemField({
   );
 }
 
+/** A password or client secret: never shown once set; `kept`: one is stored, and empty keeps it. */
+function SecretField({
+  label,
+  value,
+  kept,
+  error,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  kept: boolean;
+  error: string | undefined;
+  onChange: (text: string) => void;
+}) {
+  return (
+    <TextField
+      label={label}
+      type="password"
+      autoComplete="new-password"
+      value={value}
+      placeholder={kept ? 'unchanged' : ''}
+      hint={kept ? 'Stored sealed, never shown. Empty: keep the one set.' : 'Stored sealed, never shown again.'}
+      error={error}
+      onChange={(e) => onChange(e.target.value)}
+    />
+  );
+}
+
 export function TransportFields({
   state,
   current,
@@ -136,19 +164,12 @@ export function TransportFields({
             autoComplete="off"
             onChange={(e) => onChange({ username: e.target.value })}
           />
-          <TextField
+          <SecretField
             label="Password"
-            type="password"
-            autoComplete="new-password"
             value={state.password}
-            placeholder={keeps('basic') ? 'unchanged' : ''}
-            hint={
-              keeps('basic')
-                ? 'Stored sealed, never shown. Empty: keep the one set.'
-                : 'Stored sealed, never shown again.'
-            }
+            kept={keeps('basic')}
             error={errors.password}
-            onChange={(e) => onChange({ password: e.target.value })}
+            onChange={(password) => onChange({ password })}
           />
         </>
       )}
@@ -173,19 +194,12 @@ export function TransportFields({
             error={errors.clientId}
             onChange={(e) => onChange({ clientId: e.target.value })}
           />
-          <TextField
+          <SecretField
             label="Client secret"
-            type="password"
-            autoComplete="new-password"
             value={state.clientSecret}
-            placeholder={keeps('oauth2_client_credentials') ? 'unchanged' : ''}
-            hint={
-              keeps('oauth2_client_credentials')
-                ? 'Stored sealed, never shown. Empty: keep the one set.'
-                : 'Stored sealed, never shown again.'
-            }
+            kept={keeps('oauth2_client_credentials')}
             error={errors.clientSecret}
-            onChange={(e) => onChange({ clientSecret: e.target.value })}
+            onChange={(clientSecret) => onChange({ clientSecret })}
           />
           <TextField
             label="Scope (optional)"
