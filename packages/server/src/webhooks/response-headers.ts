@@ -36,7 +36,7 @@ export function keptResponseHeaders(headers: Record<string, string | string[] | 
       : joined.length > RESPONSE_HEADER_VALUE_MAX_CHARS
         ? `${joined.slice(0, RESPONSE_HEADER_VALUE_MAX_CHARS)}…`
         : joined;
-    const entry = Buffer.byteLength(JSON.stringify(name)) + Buffer.byteLength(JSON.stringify(value)) + 2;
+    const entry = jsonBytes(name) + jsonBytes(value) + 2;
     if (size + entry > RESPONSE_HEADERS_MAX_BYTES || kept.has(name)) {
       omitted++;
       continue;
@@ -46,6 +46,12 @@ export function keptResponseHeaders(headers: Record<string, string | string[] | 
   }
   return JSON.stringify({ headers: Object.fromEntries(kept), omitted } satisfies KeptResponseHeaders);
 }
+
+/** The bytes of a string as JSON: its length + 2 when it is plain printable ASCII (the usual header), else counted. */
+function jsonBytes(text: string): number {
+  return PLAIN_ASCII.test(text) ? text.length + 2 : Buffer.byteLength(JSON.stringify(text));
+}
+const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
 export function isCredentialHeader(name: string): boolean {
   const lower = name.toLowerCase();
