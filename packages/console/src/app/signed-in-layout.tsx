@@ -15,7 +15,7 @@ import {
   useSession,
   useSignOut,
 } from '../features/auth/index.ts';
-import { FailingEndpointsBanner } from '../features/webhooks/index.ts';
+import { WithFailingEndpointsBanner } from '../features/webhooks/index.ts';
 
 function navFor(role: Role): NavItem[] {
   const items: NavItem[] = [];
@@ -49,8 +49,13 @@ export function SignedInLayout() {
       onSignOut={() => signOut.mutate(undefined, { onSettled: () => navigate('/', { replace: true }) })}
     >
       <UserContext.Provider value={user}>
-        {can(user.role, 'manageWebhooks') && <FailingEndpointsBanner />}
-        <Outlet />
+        {can(user.role, 'manageWebhooks') ? (
+          <WithFailingEndpointsBanner>
+            <Outlet />
+          </WithFailingEndpointsBanner>
+        ) : (
+          <Outlet />
+        )}
       </UserContext.Provider>
     </AppShell>
   );

@@ -1,2 +1,2 @@
 // What the app uses of webhooks beyond its pages (the router loads those lazily).
-export { FailingEndpointsBanner } from './components/failing-banner.tsx';
+export { WithFailingEndpointsBanner } from './components/failing-banner.tsx';

@@ -2,6 +2,7 @@
 // time until Guard disables it) or was disabled automatically: one line per endpoint, linking
 // to it.
 
+import type { ReactNode } from 'react';
 import { Link } from 'react-router';
 import { RelativeTime } from '../../../components/relative-time.tsx';
 import { useEndpoints } from '../api/endpoints.ts';
@@ -31,5 +32,21 @@ export function FailingEndpointsBanner() {
         </p>
       ))}
     </section>
+  );
+}
+
+/**
+ * The page under the banner, shown once the endpoints' first answer is in (or failed): the
+ * banner then never appears above content already drawn and pushes it down (a layout shift on
+ * every page an admin opens directly while an endpoint fails).
+ */
+export function WithFailingEndpointsBanner({ children }: { children: ReactNode }) {
+  const endpoints = useEndpoints({ refetchInterval: BANNER_REFRESH_MS });
+  if (endpoints.isPending) return <div className="boot" aria-busy="true" />;
+  return (
+    <>
+      <FailingEndpointsBanner />
+      {children}
+    </>
   );
 }
