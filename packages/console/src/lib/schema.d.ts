@@ -156,6 +156,8 @@ export interface paths {
                             expires_at: string;
                             /** @description the session ends here unless used before (sliding) */
                             idle_expires_at: string;
+                            /** @description how this session was signed in (null: before this was recorded) */
+                            method: "password" | "totp" | "recovery_code" | "passkey" | "oidc" | "saml" | null;
                         };
                     };
                 };
@@ -294,6 +296,8 @@ export interface paths {
                             expires_at: string;
                             /** @description the session ends here unless used before (sliding) */
                             idle_expires_at: string;
+                            /** @description how this session was signed in (null: before this was recorded) */
+                            method: "password" | "totp" | "recovery_code" | "passkey" | "oidc" | "saml" | null;
                         };
                     };
                 };

@@ -1,7 +1,7 @@
 // The audit log: who read or changed what, and when (docs/security.md).
 
 import type { Kysely } from 'kysely';
-import { newId, type UserPrincipal } from '../auth/index.ts';
+import { newId } from '../auth/index.ts';
 import type { Database } from '../db/index.ts';
 
 export type AuditAction =
@@ -29,6 +29,16 @@ export type AuditAction =
   | 'webhook_endpoint.replay_cancel';
 
 /**
+ * Who did it: a user (a principal of the auth capability), or a machine acting for the tenant,
+ * named by its own id and a role of its own (`sso` for a sign-in that provisioned or changed a
+ * user, `scim` for a SCIM token).
+ */
+export interface AuditActor {
+  userId: string;
+  role: string;
+}
+
+/**
  * Every support read is written here before the data is returned; so is every agent key
  * revocation, every change an admin makes to the tenant's users or settings, and every bundle
  * request (created, or refused because the tenant does not allow support-initiated collection). `db` may be a
@@ -36,7 +46,7 @@ export type AuditAction =
  */
 export async function audit(
   deps: { db: Kysely<Database>; now: () => Date },
-  who: UserPrincipal,
+  who: AuditActor,
   action: AuditAction,
   target: string,
   tenantId: string | null,

@@ -46,6 +46,7 @@ export class CredentialsRepository {
         'tenants.name as tenant_name',
       ])
       .where('users.email', '=', email)
+      .where('users.deactivated_at', 'is', null)
       .orderBy('users.created_at')
       .orderBy('users.id')
       .limit(MAX_ACCOUNTS_PER_EMAIL)

@@ -2,6 +2,7 @@
 // (principal.ts, secrets.ts), sign-in and each user's own account (routes.ts), and what the
 // users capability needs to hand out set-password links and remove a user's credentials.
 export { deleteCredentialsOf } from './credentials-repository.ts';
+export { AuthFlows, type Flow, type FlowKind } from './flows.ts';
 export { type IssuedLink, issuePasswordLink } from './password-links.ts';
 export {
   type AgentKeyLookup,
@@ -20,3 +21,10 @@ export { authRoutes } from './routes.ts';
 export { hashPassword, hashSecret, NO_PASSWORD, newId, newPassword, newSecret } from './secrets.ts';
 export { normaliseEmail } from './sessions/handlers.ts';
 export type { SessionSettings } from './settings.ts';
+export {
+  openSession,
+  type SignedIn,
+  type SignInAccount,
+  type SignInMethod,
+  setSessionCookie,
+} from './sign-in.ts';

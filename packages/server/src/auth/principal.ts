@@ -11,10 +11,11 @@ import type { Db, Role } from '../db/index.ts';
 import { forbidden, unauthorized } from '../kernel/errors.ts';
 import { checkCsrf, csrfToken } from './csrf.ts';
 import { hashSecret, secretKind } from './secrets.ts';
-import { clearedSessionCookie, readSessionCookie } from './session-cookie.ts';
+import { clearedSessionCookie, isSecureUrl, readSessionCookie } from './session-cookie.ts';
 import { isLive, touch } from './session-policy.ts';
 import { SessionsRepository } from './sessions-repository.ts';
 import type { SessionSettings } from './settings.ts';
+import type { SignInMethod } from './sign-in.ts';
 
 /** The session a cookie-authenticated user principal came through. */
 export interface SessionRef {
@@ -22,6 +23,8 @@ export interface SessionRef {
   tokenHash: string;
   expiresAt: string;
   idleExpiresAt: string;
+  /** How the session was signed in (null: before migration 0018). */
+  method: SignInMethod | null;
 }
 
 export type Principal =
@@ -69,6 +72,7 @@ export async function resolvePrincipal(
         .select(['users.id', 'users.tenant_id', 'users.role', 'users.email', 'api_tokens.id as token_id'])
         .where('api_tokens.token_hash', '=', hash)
         .where('api_tokens.revoked_at', 'is', null)
+        .where('users.deactivated_at', 'is', null)
         .executeTakeFirst();
       return (
         user && {
@@ -104,9 +108,7 @@ export function publicOrigin(publicUrl: string): string {
   return new URL(publicUrl).origin;
 }
 
-export function isSecureUrl(publicUrl: string): boolean {
-  return publicUrl.startsWith('https:');
-}
+export { isSecureUrl };
 
 /** The session of a cookie, when it is live; its use is written at most once a minute. */
 async function resolveSession(
@@ -132,6 +134,7 @@ async function resolveSession(
       tokenHash,
       expiresAt: session.expires_at,
       idleExpiresAt: used?.idle_expires_at ?? session.idle_expires_at,
+      method: (session.method ?? null) as SignInMethod | null,
     },
   };
 }

@@ -16,6 +16,8 @@ export const SECRET_PREFIX = {
   sessionToken: 'gss',
   /** A one-time set-password link (in the link's URL fragment). */
   passwordLink: 'gsp',
+  /** A tenant's SCIM provisioning token (bearer, on /scim/v2 only). */
+  scimToken: 'gsc',
 } as const;
 export type SecretKind = keyof typeof SECRET_PREFIX;
 

@@ -35,3 +35,8 @@ export function sessionCookie(token: string, secure: boolean): string {
 export function clearedSessionCookie(secure: boolean): string {
   return `${SESSION_COOKIE}=; Max-Age=0; ${attributes(secure)}`;
 }
+
+/** Cookies are Secure when the console is served over https. */
+export function isSecureUrl(publicUrl: string): boolean {
+  return publicUrl.startsWith('https:');
+}

@@ -17,19 +17,21 @@ export class SessionsRepository {
   }
 
   /**
-   * Inserts a sign-in's session only while the user's password is still `passwordHash`, the one
-   * the sign-in checked; false (nothing written) when a reset or change replaced it meanwhile.
-   * The check and the insert are one transaction, and a password change (which ends the user's
-   * sessions in its own transaction) runs before or after it, never in between: on PostgreSQL
-   * the user's row is locked for share first, so the change waits for this session and ends it,
-   * or this sign-in waits for the change and is refused; on SQLite the transaction holds the
-   * only connection.
+   * Inserts a sign-in's session only while the user is still active (not deactivated) and, when
+   * `passwordHash` is given, while their password is still that one, the one the sign-in
+   * checked; false (nothing written) when a reset, a change or a deactivation came meanwhile.
+   * The check and the insert are one transaction, and a password change or a deactivation
+   * (which end the user's sessions in their own transaction) runs before or after it, never in
+   * between: on PostgreSQL the user's row is locked for share first, so the change waits for
+   * this session and ends it, or this sign-in waits for the change and is refused; on SQLite
+   * the transaction holds the only connection.
    */
-  async insertIfPassword(row: SessionTable, passwordHash: string): Promise<boolean> {
+  async insertIfStill(row: SessionTable, passwordHash?: string): Promise<boolean> {
     return this.#db.transaction().execute(async (trx) => {
-      const query = trx.selectFrom('users').select('password_hash').where('id', '=', row.user_id);
+      const query = trx.selectFrom('users').select(['password_hash', 'deactivated_at']).where('id', '=', row.user_id);
       const user = await (engineOf(trx) === 'postgres' ? query.forShare() : query).executeTakeFirst();
-      if (user?.password_hash !== passwordHash) return false;
+      if (!user || user.deactivated_at != null) return false;
+      if (passwordHash !== undefined && user.password_hash !== passwordHash) return false;
       await trx.insertInto('sessions').values(row).execute();
       return true;
     });
@@ -43,6 +45,7 @@ export class SessionsRepository {
       .selectAll('sessions')
       .select(['users.tenant_id', 'users.role', 'users.email'])
       .where('sessions.token_hash', '=', tokenHash)
+      .where('users.deactivated_at', 'is', null)
       .executeTakeFirst();
     if (!row) return undefined;
     const { tenant_id, role, email, ...session } = row;

@@ -39,6 +39,7 @@ import { fairAnalysisQueue } from './migrations/0014-fair-analysis-queue.ts';
 import { emailsPerTenant } from './migrations/0015-emails-per-tenant.ts';
 import { endpointTlsAuthStandardWebhooks } from './migrations/0016-endpoint-tls-auth-standard-webhooks.ts';
 import { deliveryLogResponseHeaders } from './migrations/0017-delivery-log-response-headers.ts';
+import { identity } from './migrations/0018-identity.ts';
 
 /** Every migration by the name databases record it under, in order. */
 const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Migration])[] = [
@@ -59,6 +60,7 @@ const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Mi
   ['0015_emails_per_tenant', emailsPerTenant],
   ['0016_endpoint_tls_auth_standard_webhooks', endpointTlsAuthStandardWebhooks],
   ['0017_delivery_log_response_headers', deliveryLogResponseHeaders],
+  ['0018_identity', identity],
 ];
 
 function migrations(engine: Engine): Record<string, Migration> {

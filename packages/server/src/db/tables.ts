@@ -12,6 +12,10 @@ export interface TenantTable {
   allow_support_collection: Generated<number>;
   /** Days the tenant's delivery log is kept; null: the server's default (--delivery-retention-days). */
   delivery_retention_days?: number | null;
+  /** 1: users who sign in with a password must set up a second factor before anything else (DESIGN §6). */
+  require_mfa: Generated<number>;
+  /** 1: the tenant's users sign in through its SSO; passwords only for admins holding TOTP (break-glass). */
+  sso_only: Generated<number>;
 }
 
 export interface UserTable {
@@ -24,6 +28,18 @@ export interface UserTable {
   password_hash: string;
   created_at: string;
   last_login_at: string | null;
+  /** The TOTP secret (base32), sealed under the master key; null: no second factor. */
+  totp_secret_sealed?: string | null;
+  /** A TOTP secret being set up, sealed, until a code confirms it. */
+  totp_pending_sealed?: string | null;
+  totp_enabled_at?: string | null;
+  /** The 30 s step of the last code accepted: a code (or an earlier one) is never taken twice. */
+  totp_last_step?: number | null;
+  /** SCIM's externalId (the identity provider's id of the user). */
+  external_id?: string | null;
+  display_name?: string | null;
+  /** Set when the user was deactivated (SCIM `active: false`): no sign-in, no session, no token. */
+  deactivated_at?: string | null;
 }
 
 export interface ApiTokenTable {
@@ -33,6 +49,12 @@ export interface ApiTokenTable {
   name: string;
   created_at: string;
   revoked_at: string | null;
+  /** JSON array of scopes (auth/scopes.ts); null: everything the user's role may do. */
+  scopes?: string | null;
+  /** null: never expires. */
+  expires_at?: string | null;
+  /** Written when it authenticates, at most once a minute. */
+  last_used_at?: string | null;
 }
 
 export interface EnrollmentTokenTable {
@@ -359,6 +381,8 @@ export interface SessionTable {
   revoked_at: string | null;
   ip: string;
   user_agent: string;
+  /** How it was signed in: password, totp, recovery_code, passkey, oidc, saml; null before migration 0018. */
+  method?: string | null;
 }
 
 /** A one-time set-password link; the token (in the URL fragment) is stored as its SHA-256. */
@@ -377,7 +401,108 @@ export interface LoginFailureTable {
   at: string;
 }
 
+/** One of a user's ten single-use recovery codes, as SHA-256. */
+export interface MfaRecoveryCodeTable {
+  user_id: string;
+  code_hash: string;
+  used_at: string | null;
+}
+
+/** A passkey (WebAuthn credential); the id is the credential id, base64url. */
+export interface WebauthnCredentialTable {
+  id: string;
+  user_id: string;
+  name: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  counter: Generated<number>;
+  /** JSON array of the authenticator's transports. */
+  transports: Generated<string>;
+  /** `singleDevice` or `multiDevice` (a synced passkey). */
+  device_type: string;
+  backed_up: Generated<number>;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+/**
+ * The state of a sign-in between two requests (auth/flows.ts), shared by every replica: an
+ * MFA step, an OIDC or SAML round trip, a WebAuthn challenge. Found by the SHA-256 of its
+ * token (or OIDC state, or SAML request id); used once.
+ */
+export interface AuthFlowTable {
+  id_hash: string;
+  kind: string;
+  tenant_id: string | null;
+  user_id: string | null;
+  /** JSON; what must stay secret in it is sealed by the flow's owner. */
+  data: Generated<string>;
+  /** Wrong answers given to this flow. */
+  attempts: Generated<number>;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export type SsoProtocol = 'oidc' | 'saml';
+
+/** A tenant's identity provider: one per protocol. */
+export interface SsoConnectionTable {
+  tenant_id: string;
+  protocol: SsoProtocol;
+  /** JSON: OIDC {issuer, client_id}; SAML {idp_entity_id, sso_url, idp_certificates}. */
+  config: string;
+  /** The OIDC client secret, sealed; null for SAML. */
+  secret_sealed: string | null;
+  /** JSON array of the email domains whose users sign in through it. */
+  email_domains: string;
+  /** Members of this IdP group are admins; null: the provider grants no role. */
+  admin_group: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An email domain routes sign-in to one tenant's connection. */
+export interface SsoDomainTable {
+  domain: string;
+  tenant_id: string;
+  protocol: SsoProtocol;
+}
+
+/** A tenant's SCIM bearer token (gsc_), stored as SHA-256. */
+export interface ScimTokenTable {
+  id: string;
+  tenant_id: string;
+  token_hash: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface ScimGroupTable {
+  id: string;
+  tenant_id: string;
+  display_name: string;
+  external_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ScimGroupMemberTable {
+  group_id: string;
+  user_id: string;
+}
+
 export interface Database {
+  mfa_recovery_codes: MfaRecoveryCodeTable;
+  webauthn_credentials: WebauthnCredentialTable;
+  auth_flows: AuthFlowTable;
+  sso_connections: SsoConnectionTable;
+  sso_domains: SsoDomainTable;
+  scim_tokens: ScimTokenTable;
+  scim_groups: ScimGroupTable;
+  scim_group_members: ScimGroupMemberTable;
   login_failures: LoginFailureTable;
   sessions: SessionTable;
   password_links: PasswordLinkTable;

@@ -1,18 +1,10 @@
 // Sign-in, sign-out, the current session, and the use of a one-time set-password link.
 
-import type { Static } from 'typebox';
 import { ApiError, notFound, unauthorized } from '../../kernel/errors.ts';
 import type { AuthContext } from '../context.ts';
-import { csrfToken } from '../csrf.ts';
-import type { SessionRef, UserPrincipal } from '../principal.ts';
-import { checkPassword, hashPassword, hashSecret, newId, newSecret } from '../secrets.ts';
-import { newSessionTimes } from '../session-policy.ts';
-import type { SessionInfo } from './schemas.ts';
-
-type Info = Static<typeof SessionInfo>;
-
-/** Ended sessions are kept this long (for the user's own view), then dropped at their next sign-in. */
-const ENDED_SESSIONS_KEPT_MS = 30 * 86_400_000;
+import type { UserPrincipal } from '../principal.ts';
+import { checkPassword, hashPassword, hashSecret } from '../secrets.ts';
+import { openSession, type SessionView, type SignedIn, sessionView } from '../sign-in.ts';
 
 /** Unknown email and wrong password get the same answer (and, through checkPassword, the same time). */
 const invalidCredentials = () => new ApiError(401, 'invalid_credentials', 'the email or the password is wrong');
@@ -51,24 +43,11 @@ export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-function sessionInfo(
-  ctx: AuthContext,
-  user: Pick<UserPrincipal, 'userId' | 'email' | 'role' | 'tenantId'>,
-  s: SessionRef,
-): Info {
-  return {
-    user: { id: user.userId, email: user.email, role: user.role, tenant_id: user.tenantId },
-    csrf_token: csrfToken(ctx.csrfKey, s.tokenHash),
-    expires_at: s.expiresAt,
-    idle_expires_at: s.idleExpiresAt,
-  };
-}
-
 export async function login(
   ctx: AuthContext,
   body: { email: string; password: string; tenant_id?: string },
   client: { ip: string; userAgent: string },
-): Promise<{ info: Info; token: string }> {
+): Promise<SignedIn> {
   const email = normaliseEmail(body.email);
   const retryAfter = await ctx.limiter.retryAfterSeconds(email, client.ip, ctx.now());
   if (retryAfter > 0) throw new TooManyAttempts(retryAfter);
@@ -89,39 +68,26 @@ export async function login(
     throw new TenantRequired(
       matched.map((a) => ({ id: a.tenant_id ?? STAFF_CHOICE, name: a.tenant_name ?? 'Guard support staff' })),
     );
-  const now = ctx.now();
-  const token = newSecret('sessionToken');
-  const tokenHash = hashSecret(token);
-  const times = newSessionTimes(now, ctx.lifetimes);
-  const id = newId('ses');
-  const session = {
-    id,
-    user_id: account.id,
-    token_hash: tokenHash,
-    created_at: now.toISOString(),
-    ...times,
-    revoked_at: null,
-    ip: client.ip.slice(0, 100),
-    user_agent: client.userAgent.slice(0, 300),
-  };
-  // A reset or change that committed while the password was checked ended every session: this
-  // one must not start after it. Not a failed guess (the password was right when checked).
-  if (!(await ctx.sessions.insertIfPassword(session, account.password_hash))) throw invalidCredentials();
-  await ctx.limiter.succeeded(email, client.ip);
-  await ctx.credentials.signedIn(account.id, now.toISOString());
-  await ctx.sessions.deleteEndedOf(account.id, new Date(now.getTime() - ENDED_SESSIONS_KEPT_MS).toISOString());
-  const info = sessionInfo(
+  const signedIn = await openSession(
     ctx,
-    { userId: account.id, email: account.email, role: account.role, tenantId: account.tenant_id },
-    { id, tokenHash, expiresAt: times.expires_at, idleExpiresAt: times.idle_expires_at },
+    account,
+    client,
+    'password',
+    // Not a failed guess when it is refused (the password was right when checked).
+    account.password_hash,
   );
-  return { info, token };
+  await ctx.limiter.succeeded(email, client.ip);
+  return signedIn;
 }
 
 /** The session of a cookie-authenticated request; 401 for a bearer token (it has none). */
-export function currentSession(ctx: AuthContext, user: UserPrincipal | undefined): Info {
+export function currentSession(ctx: AuthContext, user: UserPrincipal | undefined): SessionView {
   if (!user?.session) throw unauthorized('no console session: sign in');
-  return sessionInfo(ctx, user, user.session);
+  return sessionView(
+    ctx.csrfKey,
+    { id: user.userId, email: user.email, role: user.role, tenant_id: user.tenantId },
+    user.session,
+  );
 }
 
 export async function logout(ctx: AuthContext, user: UserPrincipal | undefined): Promise<void> {

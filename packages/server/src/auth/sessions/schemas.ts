@@ -33,6 +33,18 @@ export const SessionInfo = Type.Object({
   csrf_token: Type.String({ description: 'send as X-CSRF-Token with every cookie-authenticated write' }),
   expires_at: Type.String({ description: 'absolute end of the session (no activity extends it)' }),
   idle_expires_at: Type.String({ description: 'the session ends here unless used before (sliding)' }),
+  method: Type.Union(
+    [
+      Type.Literal('password'),
+      Type.Literal('totp'),
+      Type.Literal('recovery_code'),
+      Type.Literal('passkey'),
+      Type.Literal('oidc'),
+      Type.Literal('saml'),
+      Type.Null(),
+    ],
+    { description: 'how this session was signed in (null: before this was recorded)' },
+  ),
 });
 
 export const LinkTokenParams = Type.Object({ token: Type.String({ maxLength: 200 }) });
