@@ -15,7 +15,7 @@ import type { DatabaseConfig } from '../src/config.ts';
 import { type BundleRequestTable, engineOf, openDatabase } from '../src/db/index.ts';
 import { migrateTo, migrateToLatest } from '../src/db/migrations.ts';
 import { isUniqueViolation } from '../src/kernel/errors.ts';
-import { open } from '../src/webhooks/secret-box.ts';
+import { open } from '../src/kernel/secret-box.ts';
 import { signIn } from './console-session.ts';
 import {
   type ApiResult,

@@ -16,7 +16,7 @@ import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { seal } from '../src/webhooks/secret-box.ts';
+import { seal } from '../src/kernel/secret-box.ts';
 import { SERVER_DIR } from './harness.ts';
 import {
   apiCall,

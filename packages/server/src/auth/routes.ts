@@ -7,6 +7,7 @@ import type { Db } from '../db/index.ts';
 import type { MasterKey } from '../kernel/master-key.ts';
 import type { AuthContext } from './context.ts';
 import { CredentialsRepository } from './credentials-repository.ts';
+import { AuthFlows } from './flows.ts';
 import { LoginRateLimiter } from './login-rate-limit.ts';
 import { meRoutes } from './me/routes.ts';
 import { sessionRoutes } from './sessions/routes.ts';
@@ -29,6 +30,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
     sessions: new SessionsRepository(deps.db),
     credentials: new CredentialsRepository(deps.db),
     limiter: new LoginRateLimiter(deps.db),
+    flows: new AuthFlows(deps.db, deps.now),
+    masterKey: deps.masterKey,
     lifetimes: deps.config.sessions,
     csrfKey: deps.masterKey.derive('csrf'),
     now: deps.now,

@@ -5,9 +5,9 @@
 // associated data), like the custom headers; views show everything but the secret part.
 
 import { badRequest } from '../kernel/errors.ts';
+import { open, seal } from '../kernel/secret-box.ts';
 import { maskUrl } from './endpoint-headers.ts';
 import { validateEndpointAddress, validateEndpointUrl } from './endpoint-rules.ts';
-import { open, seal } from './secret-box.ts';
 
 export const AUTH_TEXT_MAX_LENGTH = 1024;
 

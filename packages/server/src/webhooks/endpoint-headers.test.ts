@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
+import { seal } from '../kernel/secret-box.ts';
 import { MASKED_HEADER_VALUE, maskHeaders, openHeaders, sealHeaders } from './endpoint-headers.ts';
 import { validateHeaders } from './endpoint-rules.ts';
-import { seal } from './secret-box.ts';
 
 const KEY = randomBytes(32);
 const HEADERS = { Authorization: 'Bearer receiver-token', 'X-Team': 'blue' };

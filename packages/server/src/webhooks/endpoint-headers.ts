@@ -9,7 +9,7 @@
 // them apart, so both read correctly until sealPlaintextHeaders has rewritten the old rows.
 
 import { type Db, engineOf, withStatements } from '../db/index.ts';
-import { open, seal } from './secret-box.ts';
+import { open, seal } from '../kernel/secret-box.ts';
 
 /** What members read instead of a value; no stored value can equal it (values are Latin-1). */
 export const MASKED_HEADER_VALUE = '\u2022\u2022\u2022\u2022';

@@ -7,7 +7,7 @@
 
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { badRequest } from '../kernel/errors.ts';
-import { open, seal } from './secret-box.ts';
+import { open, seal } from '../kernel/secret-box.ts';
 
 /** A PEM chain or bundle: a few certificates; a private CA bundle rarely passes a few KiB. */
 export const TLS_PEM_MAX_LENGTH = 65_536;

@@ -15,6 +15,7 @@
 import type { Dispatcher } from 'undici';
 import type { WebhookDeliveryTable } from '../db/index.ts';
 import { BackgroundLoop } from '../kernel/background-loop.ts';
+import { open } from '../kernel/secret-box.ts';
 import { NO_TRACER, type SpanHandle, type Tracer } from '../tracing/index.ts';
 import type { ClaimedDelivery, DeliveryEndpointRow, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
 import { basicAuthorization, type EndpointAuth, openAuth } from './endpoint-auth.ts';
@@ -26,7 +27,6 @@ import type { WebhookMetrics } from './metrics.ts';
 import { OAuth2Tokens } from './oauth2-tokens.ts';
 import { type AttemptOutcome, decideOutcome, type OutcomeDecision } from './outcome-policy.ts';
 import { keptResponseHeaders } from './response-headers.ts';
-import { open } from './secret-box.ts';
 import { signingSecrets } from './secret-rotation.ts';
 import { eventTypeOf } from './subscriptions.ts';
 

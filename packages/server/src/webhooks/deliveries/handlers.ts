@@ -4,13 +4,13 @@ import type { TenantUser } from '../../auth/index.ts';
 import type { WebhookDeliveryTable } from '../../db/index.ts';
 import { badRequest, notFound } from '../../kernel/errors.ts';
 import { nextBefore, parseBefore } from '../../kernel/pagination.ts';
+import { open } from '../../kernel/secret-box.ts';
 import type { WebhookContext } from '../context.ts';
 import { deliveryStatus } from '../delivery-status.ts';
 import { maskHeaders, maskUrl, openHeaders } from '../endpoint-headers.ts';
 import { findEndpoint } from '../endpoints/endpoint-view.ts';
 import { buildAttempt } from '../envelope.ts';
 import { readResponseHeaders } from '../response-headers.ts';
-import { open } from '../secret-box.ts';
 import { eventTypeOf } from '../subscriptions.ts';
 import { type DeliveryListQuery, type DeliveryLogQuery, type DeliveryView, deliveryView } from './schemas.ts';
 

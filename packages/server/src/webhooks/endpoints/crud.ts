@@ -4,6 +4,7 @@
 import { newId, type TenantUser } from '../../auth/index.ts';
 import type { WebhookEndpointTable } from '../../db/index.ts';
 import { badRequest, notFound } from '../../kernel/errors.ts';
+import { seal } from '../../kernel/secret-box.ts';
 import type { WebhookContext } from '../context.ts';
 import { authFromInput, type EndpointAuth, openAuth, sealAuth } from '../endpoint-auth.ts';
 import { openHeaders, sealHeaders } from '../endpoint-headers.ts';
@@ -11,7 +12,6 @@ import { validateEndpointAddress, validateEndpointUrl, validateHeaders } from '.
 import { openClientKey, tlsChanges } from '../endpoint-tls.ts';
 import type { EndpointChanges } from '../endpoints-repository.ts';
 import { newWebhookSecret } from '../envelope.ts';
-import { seal } from '../secret-box.ts';
 import { maskOf, NEW_ENDPOINT_DEFAULTS } from '../subscriptions.ts';
 import { findEndpoint, view } from './endpoint-view.ts';
 import type { CreateEndpoint, EndpointView, UpdateEndpoint } from './schemas.ts';

@@ -10,9 +10,9 @@
 import type { TenantUser } from '../../auth/index.ts';
 import { conflict, notFound } from '../../kernel/errors.ts';
 import { timeOrderedId } from '../../kernel/ids.ts';
+import { seal } from '../../kernel/secret-box.ts';
 import type { WebhookContext } from '../context.ts';
 import { newWebhookSecret } from '../envelope.ts';
-import { seal } from '../secret-box.ts';
 import { activeRotation, GRACE_SECONDS_DEFAULT, graceEnd } from '../secret-rotation.ts';
 import { findEndpoint, rotationView, view } from './endpoint-view.ts';
 import type { RotateSecret } from './schemas.ts';

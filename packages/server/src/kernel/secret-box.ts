@@ -1,5 +1,6 @@
-// Endpoint secrets at rest: AES-256-GCM under a key derived from the master key, with the
-// endpoint id as associated data (a sealed secret copied onto another endpoint won't open).
+// Secrets at rest (endpoint secrets, sealed settings, TOTP secrets): AES-256-GCM under a key
+// derived from the master key, with the owning row's id as associated data (a sealed secret
+// copied onto another row will not open).
 
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { newWebhookSecret } from './envelope.ts';
 import { open, seal } from './secret-box.ts';
 
 const KEY = randomBytes(32);
-const SECRET = newWebhookSecret();
+const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 
 /** Flips one bit of the base64url part `index` (1 iv, 2 tag, 3 ciphertext). */
 function tamper(sealed: string, index: number): string {
