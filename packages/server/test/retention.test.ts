@@ -67,6 +67,8 @@ describe('the retention setting of a tenant', () => {
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.json, {
       allow_support_collection: false,
+      require_mfa: false,
+      sso_only: false,
       delivery_retention_days: 30,
       delivery_retention_is_default: true,
       delivery_retention_default_days: 30,

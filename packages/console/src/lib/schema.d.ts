@@ -117,7 +117,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in to the console: sets the guard_session cookie and returns the CSRF token. Failures are limited per account and per address (429 too_many_attempts with Retry-After). An email may be a user of several tenants; when the password is right for more than one, 409 tenant_required lists them and tenant_id picks one */
+        /** Sign in to the console: sets the guard_session cookie and returns the CSRF token. Failures are limited per account and per address (429 too_many_attempts with Retry-After). An email may be a user of several tenants; when the password is right for more than one, 409 tenant_required lists them and tenant_id picks one. A user who holds a second factor gets {mfa_required: true, mfa_token} and no cookie: POST /v1/auth/login/mfa completes the sign-in. 403 sso_required: the tenant signs in through single sign-on (sso_only) */
         post: {
             parameters: {
                 query?: never;
@@ -158,6 +158,16 @@ export interface paths {
                             idle_expires_at: string;
                             /** @description how this session was signed in (null: before this was recorded) */
                             method: "password" | "totp" | "recovery_code" | "passkey" | "oidc" | "saml" | null;
+                            /** @description the tenant requires two-step sign-in and this session has no second factor: every request but setting one up (/v1/me/mfa, /v1/me/passkeys) and signing out is refused with 403 mfa_setup_required */
+                            mfa_setup_required: boolean;
+                        } | {
+                            /** @enum {boolean} */
+                            mfa_required: true;
+                            /** @description send with the second factor to POST /v1/auth/login/mfa; single use, 5 minutes */
+                            mfa_token: string;
+                            /** @description the second factors this user holds */
+                            methods: ("totp" | "recovery_code" | "passkey")[];
+                            expires_at: string;
                         };
                     };
                 };
@@ -176,6 +186,89 @@ export interface paths {
                                     name: string;
                                 }[];
                             };
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/login/mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Complete a sign-in with the second factor: the mfa_token and a TOTP code (accepted once) or a recovery code (used up). Sets the session cookie like POST /v1/auth/login. Wrong codes count toward the login limits; after 5 the mfa_token ends (401 mfa_expired) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        mfa_token: string;
+                        /** @description the 6-digit code of the authenticator app */
+                        code?: string;
+                        /** @description one of the ten recovery codes (used up) */
+                        recovery_code?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            user: {
+                                id: string;
+                                email: string;
+                                role: "admin" | "member" | "support";
+                                /** @description null for vendor support staff */
+                                tenant_id: string | null;
+                            };
+                            /** @description send as X-CSRF-Token with every cookie-authenticated write */
+                            csrf_token: string;
+                            /** @description absolute end of the session (no activity extends it) */
+                            expires_at: string;
+                            /** @description the session ends here unless used before (sliding) */
+                            idle_expires_at: string;
+                            /** @description how this session was signed in (null: before this was recorded) */
+                            method: "password" | "totp" | "recovery_code" | "passkey" | "oidc" | "saml" | null;
+                            /** @description the tenant requires two-step sign-in and this session has no second factor: every request but setting one up (/v1/me/mfa, /v1/me/passkeys) and signing out is refused with 403 mfa_setup_required */
+                            mfa_setup_required: boolean;
                         };
                     };
                 };
@@ -298,6 +391,8 @@ export interface paths {
                             idle_expires_at: string;
                             /** @description how this session was signed in (null: before this was recorded) */
                             method: "password" | "totp" | "recovery_code" | "passkey" | "oidc" | "saml" | null;
+                            /** @description the tenant requires two-step sign-in and this session has no second factor: every request but setting one up (/v1/me/mfa, /v1/me/passkeys) and signing out is refused with 403 mfa_setup_required */
+                            mfa_setup_required: boolean;
                         };
                     };
                 };
@@ -800,6 +895,319 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me/mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your second factors: the authenticator app, recovery codes left, passkeys */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            totp_enabled: boolean;
+                            totp_enabled_at: string | null;
+                            /** @description unused recovery codes (of 10) */
+                            recovery_codes_left: number;
+                            passkeys: number;
+                            /** @description the tenant's require_mfa */
+                            required_by_tenant: boolean;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/mfa/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start setting up an authenticator app (TOTP: SHA-1, 6 digits, 30 s): the secret and its otpauth:// URL for the QR code. Nothing changes until a code confirms it; 409 totp_enabled when it is already on */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description base32, for typing into an app that cannot scan the QR code */
+                            secret: string;
+                            /** @description otpauth://totp/… for the QR code */
+                            otpauth_url: string;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/mfa/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Confirm the setup with the app's current code: two-step sign-in is on, and the ten single-use recovery codes are returned this once */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description a code of the authenticator app (or, to turn it off or renew the codes, a recovery code) */
+                        code: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description ten single-use codes, shown this once */
+                            recovery_codes: string[];
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/mfa/totp/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn the authenticator app off with a current code or a recovery code; the recovery codes go with it. 409 mfa_required_by_tenant when the tenant requires a second factor and you have no passkey */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description a code of the authenticator app (or, to turn it off or renew the codes, a recovery code) */
+                        code: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/mfa/recovery-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ten new recovery codes (a current code or a recovery code proves it is you); the old ones stop working */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description a code of the authenticator app (or, to turn it off or renew the codes, a recovery code) */
+                        code: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description ten single-use codes, shown this once */
+                            recovery_codes: string[];
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users": {
         parameters: {
             query?: never;
@@ -1027,6 +1435,61 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/v1/users/{id}/mfa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Reset a user's second factors (admin; audited): their authenticator app, recovery codes and passkeys are removed and their sessions and API tokens end. For a user who lost their factors: they sign in with their password and set a factor up again */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/users/{id}/password-link": {
@@ -1367,6 +1830,10 @@ export interface paths {
                         "application/json": {
                             /** @description vendor support staff may request support bundles from this tenant’s servers (default false) */
                             allow_support_collection: boolean;
+                            /** @description users who sign in with a password must hold a second factor (an authenticator app or a passkey); without one they set it up before anything else */
+                            require_mfa: boolean;
+                            /** @description users sign in through the tenant’s single sign-on; a password works only for admins who hold TOTP (break-glass) */
+                            sso_only: boolean;
                             /** @description days this tenant’s webhook delivery log (attempts, completed deliveries) is kept */
                             delivery_retention_days: number;
                             /** @description the tenant chose nothing: the server’s default applies (and follows it) */
@@ -1416,6 +1883,9 @@ export interface paths {
                 content: {
                     "application/json": {
                         allow_support_collection?: boolean;
+                        require_mfa?: boolean;
+                        /** @description 409 sso_not_configured until the tenant has an OIDC or SAML connection */
+                        sso_only?: boolean;
                         /** @description days to keep the delivery log, at most delivery_retention_max_days; null: the server default */
                         delivery_retention_days?: number | null;
                     };
@@ -1431,6 +1901,10 @@ export interface paths {
                         "application/json": {
                             /** @description vendor support staff may request support bundles from this tenant’s servers (default false) */
                             allow_support_collection: boolean;
+                            /** @description users who sign in with a password must hold a second factor (an authenticator app or a passkey); without one they set it up before anything else */
+                            require_mfa: boolean;
+                            /** @description users sign in through the tenant’s single sign-on; a password works only for admins who hold TOTP (break-glass) */
+                            sso_only: boolean;
                             /** @description days this tenant’s webhook delivery log (attempts, completed deliveries) is kept */
                             delivery_retention_days: number;
                             /** @description the tenant chose nothing: the server’s default applies (and follows it) */

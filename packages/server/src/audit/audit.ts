@@ -19,6 +19,7 @@ export type AuditAction =
   | 'user.role'
   | 'user.delete'
   | 'user.password_link'
+  | 'user.mfa_reset'
   | 'webhook_endpoint.secret_rotate'
   | 'webhook_endpoint.secret_proof'
   | 'webhook_endpoint.secret_rotation_complete'

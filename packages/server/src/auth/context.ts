@@ -2,6 +2,7 @@ import type { MasterKey } from '../kernel/master-key.ts';
 import type { CredentialsRepository } from './credentials-repository.ts';
 import type { AuthFlows } from './flows.ts';
 import type { LoginRateLimiter } from './login-rate-limit.ts';
+import type { MfaRepository } from './mfa-repository.ts';
 import type { SessionsRepository } from './sessions-repository.ts';
 import type { SessionSettings } from './settings.ts';
 
@@ -12,6 +13,8 @@ export interface AuthContext {
   limiter: LoginRateLimiter;
   /** Sign-in state between two requests, shared by every replica (flows.ts). */
   flows: AuthFlows;
+  /** Second factors and the tenant's sign-in policy. */
+  mfa: MfaRepository;
   /** Seals what sign-in keeps secret at rest (TOTP secrets): derive a key per purpose. */
   masterKey: MasterKey;
   lifetimes: SessionSettings;

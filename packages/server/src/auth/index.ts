@@ -3,6 +3,7 @@
 // users capability needs to hand out set-password links and remove a user's credentials.
 export { deleteCredentialsOf } from './credentials-repository.ts';
 export { AuthFlows, type Flow, type FlowKind } from './flows.ts';
+export { resetSecondFactors } from './mfa-repository.ts';
 export { type IssuedLink, issuePasswordLink } from './password-links.ts';
 export {
   type AgentKeyLookup,

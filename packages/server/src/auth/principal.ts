@@ -8,14 +8,14 @@
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Role } from '../db/index.ts';
-import { forbidden, unauthorized } from '../kernel/errors.ts';
+import { ApiError, forbidden, unauthorized } from '../kernel/errors.ts';
 import { checkCsrf, csrfToken } from './csrf.ts';
 import { hashSecret, secretKind } from './secrets.ts';
 import { clearedSessionCookie, isSecureUrl, readSessionCookie } from './session-cookie.ts';
 import { isLive, touch } from './session-policy.ts';
 import { SessionsRepository } from './sessions-repository.ts';
 import type { SessionSettings } from './settings.ts';
-import type { SignInMethod } from './sign-in.ts';
+import { needsMfaSetup, type SignInMethod } from './sign-in.ts';
 
 /** The session a cookie-authenticated user principal came through. */
 export interface SessionRef {
@@ -25,6 +25,8 @@ export interface SessionRef {
   idleExpiresAt: string;
   /** How the session was signed in (null: before migration 0018). */
   method: SignInMethod | null;
+  /** The tenant requires a second factor this session does not have (sign-in.ts needsMfaSetup). */
+  mfaSetupRequired: boolean;
 }
 
 export type Principal =
@@ -120,7 +122,8 @@ async function resolveSession(
   const found = await sessions.findByTokenHash(tokenHash);
   const now = deps.now();
   if (!found || !isLive(found.session, now)) return undefined;
-  const { session, user } = found;
+  const { session, user, mfa } = found;
+  const method = (session.method ?? null) as SignInMethod | null;
   const used = touch(session, now, deps.config.sessions);
   if (used) await sessions.touch(session.id, used);
   return {
@@ -134,7 +137,8 @@ async function resolveSession(
       tokenHash,
       expiresAt: session.expires_at,
       idleExpiresAt: used?.idle_expires_at ?? session.idle_expires_at,
-      method: (session.method ?? null) as SignInMethod | null,
+      method,
+      mfaSetupRequired: needsMfaSetup(method, mfa.required, mfa),
     },
   };
 }
@@ -171,8 +175,17 @@ export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void
       return;
     }
     req.principal = principal;
+    if (principal.session.mfaSetupRequired && !MFA_SETUP_ROUTES.test(req.routeOptions.url ?? ''))
+      throw new ApiError(
+        403,
+        'mfa_setup_required',
+        'your organisation requires two-step sign-in: set up an authenticator app or a passkey in Settings > Account first',
+      );
   });
 }
+
+/** What a session that must set up a second factor may still do: set one up, see itself, sign out. */
+const MFA_SETUP_ROUTES = /^\/v1\/(me\/mfa|me\/passkeys|auth\/session$|auth\/logout$)/;
 
 /** Tells the browser to drop its session cookie (expired, revoked, signed out). */
 export function endSessionCookie(reply: FastifyReply, publicUrl: string): void {

@@ -1,6 +1,7 @@
 // Sign-in, sessions and each user's own account (docs/console.md). One router per resource:
 //   sessions/   /v1/auth/login, logout, session, password-links/{token}, set-password
 //   me/         /v1/me/sessions, /v1/me/password, /v1/me/tokens
+//   mfa/        /v1/me/mfa: the authenticator app (TOTP) and recovery codes
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Db } from '../db/index.ts';
@@ -10,6 +11,8 @@ import { CredentialsRepository } from './credentials-repository.ts';
 import { AuthFlows } from './flows.ts';
 import { LoginRateLimiter } from './login-rate-limit.ts';
 import { meRoutes } from './me/routes.ts';
+import { mfaRoutes } from './mfa/routes.ts';
+import { MfaRepository } from './mfa-repository.ts';
 import { sessionRoutes } from './sessions/routes.ts';
 import { SessionsRepository } from './sessions-repository.ts';
 import type { SessionSettings } from './settings.ts';
@@ -31,6 +34,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
     credentials: new CredentialsRepository(deps.db),
     limiter: new LoginRateLimiter(deps.db),
     flows: new AuthFlows(deps.db, deps.now),
+    mfa: new MfaRepository(deps.db),
     masterKey: deps.masterKey,
     lifetimes: deps.config.sessions,
     csrfKey: deps.masterKey.derive('csrf'),
@@ -39,4 +43,5 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
   };
   await app.register(sessionRoutes, ctx);
   await app.register(meRoutes, ctx);
+  await app.register(mfaRoutes, ctx);
 };

@@ -7,6 +7,8 @@ import { type Db, engineOf, type Role, type SessionTable } from '../db/index.ts'
 export interface ResolvedSession {
   session: SessionTable;
   user: { id: string; tenant_id: string | null; role: Role; email: string };
+  /** What require_mfa is judged by: the tenant's policy and the user's factors now. */
+  mfa: { required: boolean; totp: boolean; passkeys: number };
 }
 
 export class SessionsRepository {
@@ -42,14 +44,26 @@ export class SessionsRepository {
     const row = await this.#db
       .selectFrom('sessions')
       .innerJoin('users', 'users.id', 'sessions.user_id')
+      .leftJoin('tenants', 'tenants.id', 'users.tenant_id')
       .selectAll('sessions')
-      .select(['users.tenant_id', 'users.role', 'users.email'])
+      .select(['users.tenant_id', 'users.role', 'users.email', 'users.totp_enabled_at', 'tenants.require_mfa'])
+      .select((eb) =>
+        eb
+          .selectFrom('webauthn_credentials')
+          .select(eb.fn.countAll<number>().as('n'))
+          .whereRef('webauthn_credentials.user_id', '=', 'users.id')
+          .as('passkeys'),
+      )
       .where('sessions.token_hash', '=', tokenHash)
       .where('users.deactivated_at', 'is', null)
       .executeTakeFirst();
     if (!row) return undefined;
-    const { tenant_id, role, email, ...session } = row;
-    return { session, user: { id: session.user_id, tenant_id, role, email } };
+    const { tenant_id, role, email, totp_enabled_at, require_mfa, passkeys, ...session } = row;
+    return {
+      session,
+      user: { id: session.user_id, tenant_id, role, email },
+      mfa: { required: require_mfa === 1, totp: totp_enabled_at != null, passkeys: Number(passkeys ?? 0) },
+    };
   }
 
   async touch(id: string, changes: Pick<SessionTable, 'last_seen_at' | 'idle_expires_at'>): Promise<void> {

@@ -29,6 +29,8 @@ export interface SessionView {
   expires_at: string;
   idle_expires_at: string;
   method: SignInMethod | null;
+  /** The tenant requires a second factor and this session has none yet: only setting one up is allowed. */
+  mfa_setup_required: boolean;
 }
 
 export interface SignedIn {
@@ -43,7 +45,13 @@ const ENDED_SESSIONS_KEPT_MS = 30 * 86_400_000;
 export function sessionView(
   csrfKey: Buffer,
   user: SignInAccount,
-  s: { tokenHash: string; expiresAt: string; idleExpiresAt: string; method: SignInMethod | null },
+  s: {
+    tokenHash: string;
+    expiresAt: string;
+    idleExpiresAt: string;
+    method: SignInMethod | null;
+    mfaSetupRequired?: boolean;
+  },
 ): SessionView {
   return {
     user: { id: user.id, email: user.email, role: user.role, tenant_id: user.tenant_id },
@@ -51,7 +59,22 @@ export function sessionView(
     expires_at: s.expiresAt,
     idle_expires_at: s.idleExpiresAt,
     method: s.method,
+    mfa_setup_required: s.mfaSetupRequired ?? false,
   };
+}
+
+/**
+ * A session must set up a second factor before anything else when the tenant requires one and
+ * the session was signed in by a password alone (a password sign-in of a user who holds a
+ * factor always asks for it; single sign-on leaves the second factor to the identity provider,
+ * and a passkey is one).
+ */
+export function needsMfaSetup(
+  method: SignInMethod | null,
+  requireMfa: boolean,
+  factors: { totp: boolean; passkeys: number },
+): boolean {
+  return requireMfa && (method === 'password' || method === null) && !factors.totp && factors.passkeys === 0;
 }
 
 /**
@@ -86,11 +109,15 @@ export async function openSession(
     throw unauthorized('the account changed while signing in: sign in again');
   await ctx.credentials.signedIn(account.id, now.toISOString());
   await ctx.sessions.deleteEndedOf(account.id, new Date(now.getTime() - ENDED_SESSIONS_KEPT_MS).toISOString());
+  const mfaSetupRequired =
+    method === 'password' &&
+    needsMfaSetup(method, (await ctx.mfa.policy(account.tenant_id)).requireMfa, { totp: false, passkeys: 0 });
   const info = sessionView(ctx.csrfKey, account, {
     tokenHash,
     expiresAt: times.expires_at,
     idleExpiresAt: times.idle_expires_at,
     method,
+    mfaSetupRequired,
   });
   return { info, token };
 }

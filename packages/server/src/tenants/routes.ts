@@ -4,6 +4,7 @@
 // allow_support_collection: whether vendor support staff may request support bundles from the
 // tenant's servers (console push). Off until an admin turns it on; the tenant's admins may
 // always request bundles from their own servers.
+// require_mfa, sso_only: the tenant's sign-in policy (DESIGN §6; docs/identity.md).
 // delivery_retention_days: how many days the tenant's webhook delivery log (attempts and
 // completed deliveries) is kept; null goes back to the server's default. At most the server's
 // maximum (--delivery-retention-max-days): more is refused (400 retention_above_maximum).
@@ -12,14 +13,22 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from 'typebox';
 import { requireTenantUser, requireUser } from '../auth/index.ts';
 import type { Db } from '../db/index.ts';
-import { badRequest, notFound } from '../kernel/errors.ts';
+import { ApiError, badRequest, notFound } from '../kernel/errors.ts';
 import { ErrorResponses } from '../kernel/route-schemas.ts';
 import { effectiveRetentionDays, type RetentionPolicy } from '../webhooks/index.ts';
-import { type TenantSettings, TenantsRepository } from './tenants-repository.ts';
+import { hasSsoConnection, type TenantSettings, TenantsRepository } from './tenants-repository.ts';
 
 const Settings = Type.Object({
   allow_support_collection: Type.Boolean({
     description: 'vendor support staff may request support bundles from this tenant’s servers (default false)',
+  }),
+  require_mfa: Type.Boolean({
+    description:
+      'users who sign in with a password must hold a second factor (an authenticator app or a passkey); without one they set it up before anything else',
+  }),
+  sso_only: Type.Boolean({
+    description:
+      'users sign in through the tenant’s single sign-on; a password works only for admins who hold TOTP (break-glass)',
   }),
   delivery_retention_days: Type.Integer({
     description: 'days this tenant’s webhook delivery log (attempts, completed deliveries) is kept',
@@ -40,6 +49,10 @@ const SettingsQuery = Type.Object({
 const SettingsChange = Type.Object(
   {
     allow_support_collection: Type.Optional(Type.Boolean()),
+    require_mfa: Type.Optional(Type.Boolean()),
+    sso_only: Type.Optional(
+      Type.Boolean({ description: '409 sso_not_configured until the tenant has an OIDC or SAML connection' }),
+    ),
     delivery_retention_days: Type.Optional(
       Type.Union([Type.Integer({ minimum: 1, maximum: 36_500 }), Type.Null()], {
         description: 'days to keep the delivery log, at most delivery_retention_max_days; null: the server default',
@@ -61,6 +74,8 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<TenantsDeps> = async (app, 
   const policy = deps.config.deliveryRetention;
   const view = (s: TenantSettings): Static<typeof Settings> => ({
     allow_support_collection: s.allow_support_collection,
+    require_mfa: s.require_mfa,
+    sso_only: s.sso_only,
     delivery_retention_days: effectiveRetentionDays(s.delivery_retention_days, policy),
     delivery_retention_is_default: s.delivery_retention_days === null,
     delivery_retention_default_days: policy.defaultDays,
@@ -104,6 +119,12 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<TenantsDeps> = async (app, 
         throw badRequest(
           `delivery_retention_days may be at most ${policy.maxDays} on this server (--delivery-retention-max-days)`,
           'retention_above_maximum',
+        );
+      if (req.body.sso_only === true && !(await hasSsoConnection(deps.db, user.tenantId)))
+        throw new ApiError(
+          409,
+          'sso_not_configured',
+          'connect an identity provider (Settings > Single sign-on) before requiring single sign-on',
         );
       const settings = await tenants.update(user.tenantId, req.body, { actor: user, at: deps.now() });
       if (!settings) throw notFound('tenant');

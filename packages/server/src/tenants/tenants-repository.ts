@@ -1,5 +1,5 @@
 // A tenant's own settings: whether vendor support staff may request support bundles from the
-// tenant's servers (console push), and how many days its delivery log is kept (null: the
+// tenant's servers (console push), its sign-in policy (require_mfa, sso_only), and how many days its delivery log is kept (null: the
 // server's default; webhooks/retention.ts applies it within the server's maximum). Its admins
 // control them; every change is audited in the transaction that makes it.
 
@@ -9,13 +9,23 @@ import type { Db } from '../db/index.ts';
 
 export interface TenantSettings {
   allow_support_collection: boolean;
+  /** Password sign-ins must hold a second factor (DESIGN §6). */
+  require_mfa: boolean;
+  /** Sign-in through the tenant's SSO only; passwords for admins holding TOTP (break-glass). */
+  sso_only: boolean;
   /** The tenant's own choice; null: the server's default. */
   delivery_retention_days: number | null;
 }
 
-const COLUMNS = ['allow_support_collection', 'delivery_retention_days'] as const;
-const settingsOf = (row: { allow_support_collection: number; delivery_retention_days?: number | null }) => ({
+/** The settings that are on or off (integer 0/1 columns of tenants). */
+const FLAGS = ['allow_support_collection', 'require_mfa', 'sso_only'] as const;
+type Flag = (typeof FLAGS)[number];
+
+const COLUMNS = [...FLAGS, 'delivery_retention_days'] as const;
+const settingsOf = (row: Record<Flag, number> & { delivery_retention_days?: number | null }) => ({
   allow_support_collection: row.allow_support_collection === 1,
+  require_mfa: row.require_mfa === 1,
+  sso_only: row.sso_only === 1,
   delivery_retention_days: row.delivery_retention_days ?? null,
 });
 
@@ -38,22 +48,17 @@ export class TenantsRepository {
     by: { actor: UserPrincipal; at: Date },
   ): Promise<TenantSettings | undefined> {
     return this.#db.transaction().execute(async (trx) => {
-      if (change.allow_support_collection !== undefined) {
-        const value = change.allow_support_collection ? 1 : 0;
+      for (const flag of FLAGS) {
+        if (change[flag] === undefined) continue;
+        const value = change[flag] ? 1 : 0;
         const updated = await trx
           .updateTable('tenants')
-          .set({ allow_support_collection: value })
+          .set({ [flag]: value })
           .where('id', '=', tenantId)
-          .where('allow_support_collection', '!=', value)
+          .where(flag, '!=', value)
           .executeTakeFirst();
         if (Number(updated.numUpdatedRows) > 0)
-          await audit(
-            { db: trx, now: () => by.at },
-            by.actor,
-            'tenant.settings',
-            `allow_support_collection=${change.allow_support_collection}`,
-            tenantId,
-          );
+          await audit({ db: trx, now: () => by.at }, by.actor, 'tenant.settings', `${flag}=${change[flag]}`, tenantId);
       }
       if (change.delivery_retention_days !== undefined) {
         const value = change.delivery_retention_days;
@@ -80,4 +85,14 @@ export class TenantsRepository {
       return row && settingsOf(row);
     });
   }
+}
+
+/** True when the tenant has a single sign-on connection (OIDC or SAML): sso_only needs one. */
+export async function hasSsoConnection(db: Db, tenantId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('sso_connections')
+    .select('protocol')
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+  return row !== undefined;
 }

@@ -63,3 +63,7 @@ export async function newPasswordLink(ctx: UsersContext, admin: TenantUser, id: 
   if (!link) throw notFound('user');
   return link;
 }
+
+export async function resetMfa(ctx: UsersContext, admin: TenantUser, id: string): Promise<void> {
+  if (!(await ctx.users.resetMfa(admin.tenantId, id, { actor: admin, at: ctx.now() }))) throw notFound('user');
+}

@@ -11,7 +11,15 @@ import { Type } from 'typebox';
 import { requireTenantUser } from '../auth/index.ts';
 import type { Db } from '../db/index.ts';
 import { ErrorResponses, IdParams } from '../kernel/route-schemas.ts';
-import { changeRole, createUser, listUsers, newPasswordLink, removeUser, type UsersContext } from './handlers.ts';
+import {
+  changeRole,
+  createUser,
+  listUsers,
+  newPasswordLink,
+  removeUser,
+  resetMfa,
+  type UsersContext,
+} from './handlers.ts';
 import { CreatedUser, CreateUser, PasswordLink, UpdateUser, UserList, UserView } from './schemas.ts';
 import { UsersRepository } from './users-repository.ts';
 
@@ -89,6 +97,25 @@ export const userRoutes: FastifyPluginAsyncTypebox<UsersDeps> = async (app, deps
     },
     async (req, reply) => {
       await removeUser(ctx, requireTenantUser(req, ['admin']), req.params.id);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.delete(
+    '/v1/users/:id/mfa',
+    {
+      schema: {
+        tags: ['users'],
+        summary:
+          "Reset a user's second factors (admin; audited): their authenticator app, recovery codes and passkeys " +
+          'are removed and their sessions and API tokens end. For a user who lost their factors: they sign in ' +
+          'with their password and set a factor up again',
+        params: IdParams,
+        response: { 204: Type.Null(), ...ErrorResponses },
+      },
+    },
+    async (req, reply) => {
+      await resetMfa(ctx, requireTenantUser(req, ['admin']), req.params.id);
       return reply.code(204).send(null);
     },
   );

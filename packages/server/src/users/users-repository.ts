@@ -8,7 +8,13 @@
 
 import type { Kysely } from 'kysely';
 import { audit } from '../audit/index.ts';
-import { deleteCredentialsOf, type IssuedLink, issuePasswordLink, type UserPrincipal } from '../auth/index.ts';
+import {
+  deleteCredentialsOf,
+  type IssuedLink,
+  issuePasswordLink,
+  resetSecondFactors,
+  type UserPrincipal,
+} from '../auth/index.ts';
 import { type Database, type Db, engineOf, type UserTable } from '../db/index.ts';
 import { isUniqueViolation } from '../kernel/errors.ts';
 
@@ -104,6 +110,26 @@ export class UsersRepository {
       await trx.deleteFrom('users').where('id', '=', id).execute();
       await audit({ db: trx, now: () => by.at }, by.actor, 'user.delete', id, tenantId);
       return { done: true, user };
+    });
+  }
+
+  /**
+   * Removes every second factor of the user (TOTP, recovery codes, passkeys) and ends their
+   * sessions and API tokens, with its audit record: recovery for a user who lost their factors.
+   * False when the tenant has no such user.
+   */
+  async resetMfa(tenantId: string, id: string, by: ChangeBy): Promise<boolean> {
+    return this.#db.transaction().execute(async (trx) => {
+      const user = await trx
+        .selectFrom('users')
+        .select('id')
+        .where('id', '=', id)
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirst();
+      if (!user) return false;
+      await resetSecondFactors(trx, id, by.at.toISOString());
+      await audit({ db: trx, now: () => by.at }, by.actor, 'user.mfa_reset', id, tenantId);
+      return true;
     });
   }
 

@@ -45,7 +45,35 @@ export const SessionInfo = Type.Object({
     ],
     { description: 'how this session was signed in (null: before this was recorded)' },
   ),
+  mfa_setup_required: Type.Boolean({
+    description:
+      'the tenant requires two-step sign-in and this session has no second factor: every request but setting one up (/v1/me/mfa, /v1/me/passkeys) and signing out is refused with 403 mfa_setup_required',
+  }),
 });
+
+const SecondFactorMethod = Type.Union([Type.Literal('totp'), Type.Literal('recovery_code'), Type.Literal('passkey')]);
+
+export const MfaRequired = Type.Object({
+  mfa_required: Type.Literal(true),
+  mfa_token: Type.String({
+    description: 'send with the second factor to POST /v1/auth/login/mfa; single use, 5 minutes',
+  }),
+  methods: Type.Array(SecondFactorMethod, { description: 'the second factors this user holds' }),
+  expires_at: Type.String(),
+});
+
+export const MfaLoginRequest = Type.Object(
+  {
+    mfa_token: Type.String({ minLength: 1, maxLength: 100 }),
+    code: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 20, description: 'the 6-digit code of the authenticator app' }),
+    ),
+    recovery_code: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 40, description: 'one of the ten recovery codes (used up)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const LinkTokenParams = Type.Object({ token: Type.String({ maxLength: 200 }) });
 
