@@ -3,6 +3,7 @@
 // navigation the role may see.
 
 import { useQueryClient } from '@tanstack/react-query';
+import { lazy, Suspense } from 'react';
 import { Outlet, useNavigate } from 'react-router';
 import { AppShell, type NavItem } from '../components/layouts/app-shell.tsx';
 import { ErrorNotice } from '../components/query-states.tsx';
@@ -16,6 +17,9 @@ import {
   useSignOut,
 } from '../features/auth/index.ts';
 import { WithFailingEndpointsBanner } from '../features/webhooks/index.ts';
+
+/** Only for sessions that must set a second factor up first: its own chunk (the QR code library). */
+const MfaSetupRequiredPage = lazy(() => import('../features/settings/routes/mfa-setup-required.tsx'));
 
 function navFor(role: Role): NavItem[] {
   const items: NavItem[] = [];
@@ -41,6 +45,14 @@ export function SignedInLayout() {
     );
   if (!session.data) return <SignInPage expired={client.getQueryData(SESSION_ENDED_KEY) === true} />;
   const { user } = session.data;
+  if (session.data.mfa_setup_required)
+    return (
+      <Suspense fallback={<div className="boot" aria-busy="true" />}>
+        <UserContext.Provider value={user}>
+          <MfaSetupRequiredPage />
+        </UserContext.Provider>
+      </Suspense>
+    );
   return (
     <AppShell
       nav={navFor(user.role)}

@@ -1240,6 +1240,8 @@ export interface paths {
                                 /** @description false until the user has used their set-password link */
                                 has_password: boolean;
                                 last_login_at: string | null;
+                                /** @description two-step sign-in with an authenticator app is on */
+                                totp_enabled: boolean;
                             }[];
                         };
                     };
@@ -1411,6 +1413,8 @@ export interface paths {
                             /** @description false until the user has used their set-password link */
                             has_password: boolean;
                             last_login_at: string | null;
+                            /** @description two-step sign-in with an authenticator app is on */
+                            totp_enabled: boolean;
                         };
                     };
                 };

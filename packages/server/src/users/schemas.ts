@@ -19,6 +19,7 @@ export const UserView = Type.Object({
   created_at: Type.String(),
   has_password: Type.Boolean({ description: 'false until the user has used their set-password link' }),
   last_login_at: Type.Union([Type.String(), Type.Null()]),
+  totp_enabled: Type.Boolean({ description: 'two-step sign-in with an authenticator app is on' }),
 });
 export type UserView = Static<typeof UserView>;
 
@@ -46,5 +47,6 @@ export function userView(u: UserTable): UserView {
     created_at: u.created_at,
     has_password: u.password_hash.startsWith('scrypt$'),
     last_login_at: u.last_login_at,
+    totp_enabled: u.totp_enabled_at != null,
   };
 }

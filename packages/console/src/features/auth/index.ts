@@ -4,6 +4,7 @@ export {
   SESSION_KEY,
   type Session,
   type SessionUser,
+  useRefreshSession,
   useSession,
   useSignOut,
 } from './api/session.ts';

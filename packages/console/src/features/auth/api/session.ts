@@ -10,6 +10,9 @@ export const SESSION_KEY = ['session'] as const;
 export const SESSION_ENDED_KEY = ['session-ended'] as const;
 
 export type Session = paths['/v1/auth/session']['get']['responses'][200]['content']['application/json'];
+type LoginAnswer = paths['/v1/auth/login']['post']['responses'][200]['content']['application/json'];
+/** The password was right and the user holds a second factor: the sign-in's second step. */
+export type MfaChallenge = Extract<LoginAnswer, { mfa_required: true }>;
 export type SessionUser = Session['user'];
 
 /**
@@ -41,17 +44,44 @@ export function useSession() {
   return useQuery({ queryKey: SESSION_KEY, queryFn: fetchSession, staleTime: Number.POSITIVE_INFINITY, retry: 1 });
 }
 
-export function useSignIn() {
+/** Makes a session the console's: every other cached answer was someone else's (or no one's). */
+export function useAdoptSession() {
   const client = useQueryClient();
+  return (session: Session) => {
+    adopt(session);
+    forgetAllButSession(client);
+    client.setQueryData(SESSION_KEY, session);
+  };
+}
+
+/** Email and password: a session, or the second step's challenge (no session yet). */
+export function useSignIn() {
+  const signedIn = useAdoptSession();
   return useMutation({
     mutationKey: ['sign-in'],
     mutationFn: async (body: { email: string; password: string; tenant_id?: string }) =>
-      adopt(await unwrap(api.POST('/v1/auth/login', { body }))),
-    onSuccess: (session) => {
-      forgetAllButSession(client);
-      client.setQueryData(SESSION_KEY, session);
+      unwrap(api.POST('/v1/auth/login', { body })),
+    onSuccess: (answer) => {
+      if (!('mfa_required' in answer)) signedIn(answer);
     },
   });
+}
+
+/** The second step: the challenge's token with a code of the app or a recovery code. */
+export function useCompleteMfa() {
+  const signedIn = useAdoptSession();
+  return useMutation({
+    mutationKey: ['sign-in-mfa'],
+    mutationFn: (body: { mfa_token: string; code?: string; recovery_code?: string }) =>
+      unwrap(api.POST('/v1/auth/login/mfa', { body })),
+    onSuccess: signedIn,
+  });
+}
+
+/** Asks the server for the session again (after a second factor was set up, say). */
+export function useRefreshSession() {
+  const client = useQueryClient();
+  return () => client.invalidateQueries({ queryKey: SESSION_KEY });
 }
 
 export function useSignOut() {

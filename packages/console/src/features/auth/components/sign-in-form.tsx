@@ -2,7 +2,8 @@ import { type FormEvent, useId, useState } from 'react';
 import { WriteError } from '../../../components/query-states.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
-import { useSignIn } from '../api/session.ts';
+import { type MfaChallenge, useSignIn } from '../api/session.ts';
+import { SecondStep } from './second-step.tsx';
 
 interface TenantChoice {
   id: string;
@@ -12,6 +13,8 @@ interface TenantChoice {
 function signInMessage(error: unknown): string {
   if (error instanceof ApiError) {
     if (error.code === 'invalid_credentials') return 'Wrong email or password. Check both and try again.';
+    if (error.code === 'sso_required')
+      return 'Your organisation signs in through single sign-on: use Sign in with SSO with your work email.';
     if (error.status === 429) return `${error.message} Wait a few minutes before trying again.`;
   }
   return error instanceof Error ? error.message : String(error);
@@ -31,12 +34,16 @@ export function SignInForm({ email: initialEmail = '', onSignedIn }: { email?: s
   const [password, setPassword] = useState('');
   const [choices, setChoices] = useState<TenantChoice[]>();
   const [tenant, setTenant] = useState('');
+  const [challenge, setChallenge] = useState<MfaChallenge>();
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
     signIn.mutate(
       { email, password, ...(choices && tenant ? { tenant_id: tenant } : {}) },
       {
-        onSuccess: onSignedIn,
+        onSuccess: (answer) => {
+          if ('mfa_required' in answer) setChallenge(answer);
+          else onSignedIn?.();
+        },
         onError: (error) => {
           const offered = tenantsOf(error);
           if (offered) {
@@ -48,6 +55,17 @@ export function SignInForm({ email: initialEmail = '', onSignedIn }: { email?: s
     );
   };
   const asked = tenantsOf(signIn.error);
+  if (challenge)
+    return (
+      <SecondStep
+        challenge={challenge}
+        onStartOver={() => {
+          setChallenge(undefined);
+          setPassword('');
+          signIn.reset();
+        }}
+      />
+    );
   return (
     <form className="form" onSubmit={onSubmit}>
       {signIn.error && !asked && <WriteError error={new Error(signInMessage(signIn.error))} />}

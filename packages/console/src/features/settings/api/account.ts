@@ -1,4 +1,4 @@
-// The signed-in user's own account: password, personal API tokens, sessions.
+// The signed-in user's own account: password, two-step sign-in, personal API tokens, sessions.
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../../lib/api-client.ts';
@@ -47,3 +47,28 @@ export function useRevokeSession() {
     onSuccess: () => client.invalidateQueries({ queryKey: SESSIONS_KEY }),
   });
 }
+
+const MFA_KEY = ['me', 'mfa'] as const;
+
+export function useMfaStatus() {
+  return useQuery({ queryKey: MFA_KEY, queryFn: () => unwrap(api.GET('/v1/me/mfa')) });
+}
+
+/** Every change to the factors may change the session's mfa_setup_required too. */
+function useMfaChange<Body, Answer>(call: (body: Body) => Promise<Answer>) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: call,
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: MFA_KEY });
+    },
+  });
+}
+
+export const useStartTotp = () => useMfaChange(() => unwrap(api.POST('/v1/me/mfa/totp')));
+export const useConfirmTotp = () =>
+  useMfaChange((code: string) => unwrap(api.POST('/v1/me/mfa/totp/confirm', { body: { code } })));
+export const useDisableTotp = () =>
+  useMfaChange((code: string) => unwrap(api.POST('/v1/me/mfa/totp/disable', { body: { code } })));
+export const useRenewRecoveryCodes = () =>
+  useMfaChange((code: string) => unwrap(api.POST('/v1/me/mfa/recovery-codes', { body: { code } })));

@@ -38,3 +38,28 @@ export function useNewPasswordLink() {
     mutationFn: (id: string) => unwrap(api.POST('/v1/users/{id}/password-link', { params: { path: { id } } })),
   });
 }
+
+/** Removes a user's second factors (they lost their phone): their sessions and tokens end too. */
+export function useResetMfa() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (id: string) => unwrap(api.DELETE('/v1/users/{id}/mfa', { params: { path: { id } } })),
+    onSettled: () => client.invalidateQueries({ queryKey: USERS_KEY }),
+  });
+}
+
+// The tenant's settings (the same query and key the retention page reads).
+const SETTINGS_KEY = ['tenant-settings'] as const;
+
+export function useTenantSettings() {
+  return useQuery({ queryKey: SETTINGS_KEY, queryFn: () => unwrap(api.GET('/v1/tenant/settings')) });
+}
+
+export function useSignInPolicy() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (body: { require_mfa?: boolean; sso_only?: boolean }) =>
+      unwrap(api.PATCH('/v1/tenant/settings', { body })),
+    onSuccess: (data) => client.setQueryData(SETTINGS_KEY, data),
+  });
+}

@@ -5,8 +5,16 @@ import { Page } from '../../../components/page.tsx';
 import { QueryView, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
 import { gated, useUser } from '../../auth/index.ts';
-import { type UserRole, useChangeRole, useNewPasswordLink, useRemoveUser, useUsers } from '../api/users.ts';
+import {
+  type UserRole,
+  useChangeRole,
+  useNewPasswordLink,
+  useRemoveUser,
+  useResetMfa,
+  useUsers,
+} from '../api/users.ts';
 import { AddUserForm, SetPasswordLink } from '../components/add-user-form.tsx';
+import { SignInPolicy } from '../components/sign-in-policy.tsx';
 
 function RoleSelect({ id, email, role }: { id: string; email: string; role: UserRole }) {
   const selectId = useId();
@@ -35,11 +43,12 @@ function Users() {
   const users = useUsers();
   const remove = useRemoveUser();
   const link = useNewPasswordLink();
+  const reset = useResetMfa();
   const linked = users.data?.users.find((u) => u.id === link.variables);
   return (
     <Page title="Users" description="People of your organisation who can sign in to this console.">
       <AddUserForm />
-      <WriteError error={remove.error ?? link.error} />
+      <WriteError error={remove.error ?? link.error ?? reset.error} />
       {link.data && linked && <SetPasswordLink email={linked.email} url={link.data.set_password_url} />}
       <QueryView query={users} what="the users" pending={<TableSkeleton columns={5} rows={4} label="users" />}>
         {(data) => (
@@ -68,6 +77,10 @@ function Users() {
                 cell: (u) => (u.has_password ? 'set' : <span className="badge warn">not set yet</span>),
               },
               {
+                header: 'Two-step',
+                cell: (u) => (u.totp_enabled ? <span className="badge ok">on</span> : 'off'),
+              },
+              {
                 header: 'Last sign-in',
                 className: 'nowrap',
                 cell: (u) => <RelativeTime at={u.last_login_at} empty="never" />,
@@ -87,6 +100,15 @@ function Users() {
                       >
                         New link
                       </button>
+                      {u.totp_enabled && (
+                        <ConfirmAction
+                          small
+                          label="Reset two-step"
+                          question={`Reset two-step sign-in of ${u.email}? Their authenticator app, recovery codes and passkeys are removed and they are signed out everywhere; they set it up again at their next sign-in.`}
+                          pending={reset.isPending}
+                          onConfirm={() => reset.mutate(u.id)}
+                        />
+                      )}
                       <ConfirmAction
                         small
                         label="Remove"
@@ -101,6 +123,7 @@ function Users() {
           />
         )}
       </QueryView>
+      <SignInPolicy />
     </Page>
   );
 }
