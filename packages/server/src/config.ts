@@ -155,6 +155,8 @@ export function parseServerArgs(argv: string[]): {
     json: { type: 'boolean' },
     out: { type: 'string' },
     in: { type: 'string' },
+    email: { type: 'string' },
+    'tenant-id': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'V' },
   };

@@ -7,6 +7,7 @@
 //   guard-server migrate [options]          apply the database's pending migrations, then exit
 //   guard-server export --out FILE|-        the deployment's data as one archive
 //   guard-server import --in FILE|-         an archive into an empty deployment
+//   guard-server reset-mfa --email EMAIL     remove a user's second factors (the operator's recovery)
 //   guard-server [command] --help | --version
 
 import { Command, CommanderError } from 'commander';
@@ -15,6 +16,7 @@ import { describeCommand } from './cli/help.ts';
 import { addImportCommand } from './cli/import.ts';
 import { addMigrateCommand } from './cli/migrate.ts';
 import { failure, type Outcome, type Settle, UsageError } from './cli/outcome.ts';
+import { addResetMfaCommand } from './cli/reset-mfa.ts';
 import { addServeCommand } from './cli/serve.ts';
 import { addSetupCommand } from './cli/setup.ts';
 import { ConfigError, parseServerArgs } from './config.ts';
@@ -37,6 +39,7 @@ function buildProgram(settle: Settle): Command {
   addMigrateCommand(program, settle);
   addExportCommand(program, settle);
   addImportCommand(program, settle);
+  addResetMfaCommand(program, settle);
   // Every command takes every setting; what is left over is a flag of another command or a
   // stray argument, worded here.
   for (const command of program.commands) command.allowUnknownOption();

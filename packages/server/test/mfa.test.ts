@@ -3,9 +3,11 @@
 // recovery code, each accepted once, one step of drift, failures counted toward the login
 // limits, TOTP turned off; the tenant's require_mfa and sso_only policies; an admin's reset
 // of a user who lost their factors; and the second step answered by another replica than the
-// first (PostgreSQL pass: the step lives in the shared database).
+// first (PostgreSQL pass: the step lives in the shared database); the operator's
+// `guard-server reset-mfa`.
 
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -18,11 +20,12 @@ import {
   isErrorShape,
   type Loose,
   makeTempDir,
+  SERVER_BIN,
   setupTenant,
   startTestServer,
   type TestServer,
 } from './harness.ts';
-import { databaseFlags, ON_POSTGRES } from './test-database.ts';
+import { databaseArgs, databaseFlags, ON_POSTGRES } from './test-database.ts';
 
 function assertError(res: { status: number; json: Loose; text: string }, status: number, code: string) {
   assert.equal(res.status, status, `expected ${status}, got ${res.status}: ${res.text}`);
@@ -374,6 +377,51 @@ describe('the tenant sign-in policy: require_mfa and sso_only', () => {
     assertError(await api(base, 'DELETE', '/v1/users/u_nobody/mfa', { token: setup.admin_token }), 404, 'not_found');
   });
 });
+
+describe('guard-server reset-mfa: the operator recovers a user who lost every factor', () => {
+  it('removes the factors of the email given (exit 0), says when there is no such user (exit 2)', async () => {
+    const server = await startTestServer();
+    try {
+      const setup = await setupTenant(server);
+      const b = await signIn(server.url, setup.admin_email, setup.admin_password);
+      await enableTotp(server, b);
+      assert.equal((await login(server.url, setup.admin_email, setup.admin_password)).json.mfa_required, true);
+      const args = [
+        'reset-mfa',
+        '--data-dir',
+        server.dataDir,
+        ...(await databaseArgs(server.dataDir, { migrate: false })),
+      ];
+      const missing = await run([...args, '--email', 'nobody@acme.example']);
+      assert.equal(missing.code, 2, missing.stderr);
+      assert.match(missing.stderr, /no user nobody@acme\.example/);
+      const done = await run([...args, '--email', setup.admin_email.toUpperCase()]);
+      assert.equal(done.code, 0, done.stderr);
+      assert.match(done.stdout, /were removed/);
+      assert.equal((await login(server.url, setup.admin_email, setup.admin_password)).json.mfa_required, undefined);
+      assertError(await asBrowser(server.url, b, 'GET', '/v1/me/mfa'), 401, 'unauthorized');
+      const audit = await server.deps.db
+        .selectFrom('audit_log')
+        .select(['actor_id', 'actor_role'])
+        .where('action', '=', 'user.mfa_reset')
+        .execute();
+      assert.deepEqual(
+        audit.map((a) => ({ ...a })),
+        [{ actor_id: 'operator:cli', actor_role: 'operator' }],
+      );
+    } finally {
+      await server.cleanup();
+    }
+  });
+});
+
+function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(SERVER_BIN, args, { timeout: 60_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
+    );
+  });
+}
 
 describe('the second step on another replica', { skip: !ON_POSTGRES && 'PostgreSQL pass only' }, () => {
   it('a password checked by one replica is completed by the other, and the step is used once', async () => {

@@ -175,3 +175,43 @@ async function lockTenant(trx: Kysely<Database>, tenantId: string): Promise<void
   if (engineOf(trx) === 'postgres')
     await trx.selectFrom('tenants').select('id').where('id', '=', tenantId).forNoKeyUpdate().execute();
 }
+
+export type OperatorReset =
+  | { kind: 'done'; userId: string; tenantId: string }
+  | { kind: 'not_found' }
+  | { kind: 'ambiguous'; tenants: { id: string; name: string }[] };
+
+/**
+ * The operator's reset (guard-server reset-mfa): the user of `email` in `tenantId`, or in the
+ * only tenant the email belongs to, loses every second factor; audited as `operator:cli`.
+ */
+export async function resetMfaByOperator(
+  db: Db,
+  now: () => Date,
+  email: string,
+  tenantId: string | undefined,
+): Promise<OperatorReset> {
+  let query = db
+    .selectFrom('users')
+    .innerJoin('tenants', 'tenants.id', 'users.tenant_id')
+    .select(['users.id', 'users.tenant_id', 'tenants.name'])
+    .where('users.email', '=', email);
+  if (tenantId !== undefined) query = query.where('users.tenant_id', '=', tenantId);
+  const found = await query.limit(20).execute();
+  if (found.length === 0) return { kind: 'not_found' };
+  if (found.length > 1)
+    return { kind: 'ambiguous', tenants: found.map((u) => ({ id: u.tenant_id ?? '', name: u.name })) };
+  const [user] = found;
+  const at = now();
+  await db.transaction().execute(async (trx) => {
+    await resetSecondFactors(trx, user.id, at.toISOString());
+    await audit(
+      { db: trx, now: () => at },
+      { userId: 'operator:cli', role: 'operator' },
+      'user.mfa_reset',
+      user.id,
+      user.tenant_id,
+    );
+  });
+  return { kind: 'done', userId: user.id, tenantId: user.tenant_id ?? '' };
+}
