@@ -386,6 +386,10 @@ describe('SCIM provisioning', () => {
       .where('id', '=', user.id)
       .executeTakeFirstOrThrow();
     assert.equal(row.deactivated_at, server.clock.now().toISOString());
+    const shown = (await api(base, 'GET', '/v1/users', { token: a.admin_token })).json.users.find(
+      (u: Loose) => u.id === user.id,
+    );
+    assert.equal(shown.deactivated_at, server.clock.now().toISOString(), 'the users API shows it');
     const listed = await scim(scimA, 'GET', `/Users?filter=${encodeURIComponent('userName eq "leaver@example.com"')}`);
     assert.equal(listed.json.Resources[0].active, false);
 

@@ -62,6 +62,7 @@ describe('users API', () => {
       created_at: server.clock.now().toISOString(),
       has_password: false,
       last_login_at: null,
+      deactivated_at: null,
     });
     await assert.rejects(signIn(base, 'mia@example.com', ''), /400|401/);
 

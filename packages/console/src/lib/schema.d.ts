@@ -832,6 +832,8 @@ export interface paths {
                                 /** @description false until the user has used their set-password link */
                                 has_password: boolean;
                                 last_login_at: string | null;
+                                /** @description when the identity provider deactivated the user (SCIM active: false): no sign-in; null: active */
+                                deactivated_at: string | null;
                             }[];
                         };
                     };
@@ -1003,6 +1005,8 @@ export interface paths {
                             /** @description false until the user has used their set-password link */
                             has_password: boolean;
                             last_login_at: string | null;
+                            /** @description when the identity provider deactivated the user (SCIM active: false): no sign-in; null: active */
+                            deactivated_at: string | null;
                         };
                     };
                 };

@@ -19,6 +19,9 @@ export const UserView = Type.Object({
   created_at: Type.String(),
   has_password: Type.Boolean({ description: 'false until the user has used their set-password link' }),
   last_login_at: Type.Union([Type.String(), Type.Null()]),
+  deactivated_at: Type.Union([Type.String(), Type.Null()], {
+    description: 'when the identity provider deactivated the user (SCIM active: false): no sign-in; null: active',
+  }),
 });
 export type UserView = Static<typeof UserView>;
 
@@ -46,5 +49,6 @@ export function userView(u: UserTable): UserView {
     created_at: u.created_at,
     has_password: u.password_hash.startsWith('scrypt$'),
     last_login_at: u.last_login_at,
+    deactivated_at: u.deactivated_at ?? null,
   };
 }

@@ -7,6 +7,7 @@ import { RelativeTime } from '../../../components/relative-time.tsx';
 import { gated, useUser } from '../../auth/index.ts';
 import { type UserRole, useChangeRole, useNewPasswordLink, useRemoveUser, useUsers } from '../api/users.ts';
 import { AddUserForm, SetPasswordLink } from '../components/add-user-form.tsx';
+import { ScimProvisioning } from '../components/scim-provisioning.tsx';
 
 function RoleSelect({ id, email, role }: { id: string; email: string; role: UserRole }) {
   const selectId = useId();
@@ -55,6 +56,14 @@ function Users() {
                   <>
                     {u.email}
                     {u.id === me.id && <span className="hint"> (you)</span>}
+                    {u.deactivated_at && (
+                      <>
+                        {' '}
+                        <span className="badge neutral" title="Deactivated by the identity provider (SCIM)">
+                          deactivated
+                        </span>
+                      </>
+                    )}
                   </>
                 ),
               },
@@ -101,6 +110,7 @@ function Users() {
           />
         )}
       </QueryView>
+      <ScimProvisioning />
     </Page>
   );
 }
