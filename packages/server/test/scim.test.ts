@@ -9,6 +9,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import fc from 'fast-check';
 import { hashSecret } from '../src/auth/secrets.ts';
 import { asBrowser, type Browser, signIn } from './console-session.ts';
 import { type ApiResult, api, type Loose, setupTenant, startTestServer, type TestServer } from './harness.ts';
@@ -19,6 +20,8 @@ const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 const PASSWORD = 'correct horse battery staple';
+/** Cases of the property test below. */
+const FUZZ_RUNS = 150;
 
 type Tenant = Awaited<ReturnType<typeof setupTenant>>;
 
@@ -658,5 +661,82 @@ describe('SCIM provisioning', () => {
     const still = await scim(scimA, 'GET', `/Users/${user.id}`);
     assert.equal(still.json.active, true);
     assert.equal(still.json.groups.length, 1);
+  });
+  it('whatever a provider sends, the answer is never a 5xx and every error has SCIM’s shape', async () => {
+    const t = await setupTenant(server);
+    const token = (await makeToken(t.admin_token)).token;
+    const user = await createUser(token, 'fuzz@example.com');
+    const group = (await scim(token, 'POST', '/Groups', { displayName: 'Fuzz', members: [{ value: user.id }] })).json;
+    const text = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.constantFrom('', 'True', 'False', 'x@example.com', 'FUZZ@example.com', user.id, group.id, 'members'),
+    );
+    const value = fc.oneof(
+      fc.jsonValue({ maxDepth: 3 }),
+      text,
+      fc.array(fc.record({ value: fc.oneof(text, fc.jsonValue({ maxDepth: 1 })) }), { maxLength: 4 }),
+    );
+    const attribute = fc.constantFrom(
+      'active',
+      'userName',
+      'displayName',
+      'externalId',
+      'name',
+      'name.givenName',
+      'members',
+      `members[value eq "${user.id}"]`,
+      'members[value eq 1]',
+      'emails[type eq "work"].value',
+      'urn:ietf:params:scim:schemas:core:2.0:User:active',
+      '__proto__',
+    );
+    const operation = fc.record(
+      { op: fc.constantFrom('add', 'Replace', 'remove', 'copy', ''), path: attribute, value },
+      { requiredKeys: ['op'] },
+    );
+    const body = fc.oneof(
+      fc.record({ Operations: fc.array(operation, { maxLength: 4 }) }),
+      fc.dictionary(attribute, value, { maxKeys: 5 }),
+      fc.jsonValue({ maxDepth: 2 }),
+    );
+    const target = fc.constantFrom(
+      '/Users',
+      `/Users/${user.id}`,
+      '/Groups',
+      `/Groups/${group.id}`,
+      '/Users/u_missing',
+      '/Users?filter=userName%20eq%20%22x%22&startIndex=-5&count=999999',
+      `/Groups?filter=${encodeURIComponent('displayName eq "Fuzz"')}&excludedAttributes=members`,
+      '/Users?filter=%22',
+      '/Users?startIndex=abc',
+    );
+    const result = await fc.check(
+      fc.asyncProperty(
+        fc.constantFrom('GET', 'POST', 'PUT', 'PATCH'),
+        target,
+        body,
+        fc.constantFrom('application/scim+json', 'application/json'),
+        async (method, path, sent, contentType) => {
+          const res = await scim(token, method, path, method === 'GET' ? undefined : sent, contentType);
+          assert.ok(res.status < 500, `${method} ${path} ${JSON.stringify(sent)}: ${res.status} ${res.text}`);
+          if (res.status >= 400) {
+            assert.deepEqual(res.json?.schemas, [ERROR], `${method} ${path}: ${res.text}`);
+            assert.equal(res.json.status, String(res.status));
+          }
+        },
+      ),
+      { numRuns: FUZZ_RUNS },
+    );
+    if (result.failed) throw new Error((await fc.asyncDefaultReportMessage(result)) ?? 'property failed');
+    // The tenant still has its admin, and the server still answers.
+    const admins = await server.deps.db
+      .selectFrom('users')
+      .select('id')
+      .where('tenant_id', '=', t.tenant_id)
+      .where('role', '=', 'admin')
+      .where('deactivated_at', 'is', null)
+      .execute();
+    assert.equal(admins.length, 1);
+    assert.equal((await scim(token, 'GET', '/ServiceProviderConfig')).status, 200);
   });
 });
