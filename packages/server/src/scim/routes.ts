@@ -124,7 +124,11 @@ export const scimV2Routes: FastifyPluginAsyncTypebox<ScimDeps> = async (app, dep
     if ((error as FastifyError).validation) return send(reply, 400, errorBody(400, error.message, 'invalidValue'));
     const status = (error as FastifyError).statusCode;
     if (status && status >= 400 && status < 500) {
-      const syntax = (error as FastifyError).code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError;
+      const code = (error as FastifyError).code;
+      const syntax =
+        code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+        code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+        error instanceof SyntaxError;
       return send(reply, status, errorBody(status, error.message, syntax ? 'invalidSyntax' : undefined));
     }
     if (isUnreachable(error)) {
