@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { hashSecret } from '../src/auth/secrets.ts';
 import { asBrowser, type Browser, signIn } from './console-session.ts';
-import { type ApiResult, api, type Loose, setupTenant, startTestServer, type TestServer } from './harness.ts';
+import { type ApiResult, api, type Loose, setupTenant, sleep, startTestServer, type TestServer } from './harness.ts';
 
 const ERROR = 'urn:ietf:params:scim:api:messages:2.0:Error';
 const LIST = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
@@ -20,6 +20,8 @@ const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 const PASSWORD = 'correct horse battery staple';
+/** Rounds of each race below. */
+const ROUNDS = 10;
 /** Cases of the property test below. */
 const FUZZ_RUNS = 150;
 
@@ -738,5 +740,99 @@ describe('SCIM provisioning', () => {
       .execute();
     assert.equal(admins.length, 1);
     assert.equal((await scim(token, 'GET', '/ServiceProviderConfig')).status, 200);
+  });
+  it(`sign-ins racing a deactivation leave no live session; one admin deactivated while the other leaves the admin group leaves one admin; one userName created twice at once is one user (${ROUNDS} rounds)`, async () => {
+    const t = await setupTenant(server);
+    const token = (await makeToken(t.admin_token)).token;
+    const db = server.deps.db;
+    const wrong: string[] = [];
+    const at = server.clock.now().toISOString();
+    await db
+      .insertInto('sso_connections')
+      .values({
+        tenant_id: t.tenant_id,
+        protocol: 'saml',
+        config: '{}',
+        secret_sealed: null,
+        email_domains: '["race.example"]',
+        admin_group: 'Race Admins',
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
+    for (let round = 0; round < ROUNDS; round++) {
+      // Sign-ins and a deactivation at once: whatever signed in first is ended with the rest.
+      const email = `racer-${round}@race.example`;
+      const user = await createUser(token, email);
+      await signInAs(t, user.id, email);
+      const logins = Array.from({ length: 3 }, () =>
+        api(base, 'POST', '/v1/auth/login', { body: { email, password: PASSWORD } }),
+      );
+      await sleep((round % 5) * 10);
+      const off = await patch(token, `/Users/${user.id}`, [{ op: 'replace', path: 'active', value: false }]);
+      const answers = await Promise.all(logins);
+      server.clock.advance(16 * 60_000); // refused sign-ins leave the limits' window
+      const live = await db
+        .selectFrom('sessions')
+        .select('id')
+        .where('user_id', '=', user.id)
+        .where('revoked_at', 'is', null)
+        .execute();
+      if (off.status !== 200 || live.length > 0 || answers.some((r) => r.status !== 200 && r.status !== 401))
+        wrong.push(`deactivation round ${round}: ${off.status}, ${live.length} live, ${answers.map((r) => r.status)}`);
+
+      // Two admins, and only they: one deactivated while the other leaves the admin group.
+      const x = await createUser(token, `x-${round}@race.example`);
+      const y = await createUser(token, `y-${round}@race.example`);
+      const group = (
+        await scim(token, 'POST', '/Groups', {
+          displayName: 'Race Admins',
+          members: [{ value: x.id }, { value: y.id }],
+        })
+      ).json;
+      const founder = await db
+        .updateTable('users')
+        .set({ role: 'member' })
+        .where('tenant_id', '=', t.tenant_id)
+        .where('email', '=', t.admin_email)
+        .executeTakeFirst();
+      assert.ok(founder);
+      // At once: x is deactivated while y leaves the admin group (different rows: only the
+      // tenant's lock orders them).
+      const [offX] = await Promise.all([
+        patch(token, `/Users/${x.id}`, [{ op: 'replace', path: 'active', value: false }]),
+        patch(token, `/Groups/${group.id}`, [{ op: 'remove', path: `members[value eq "${y.id}"]` }]),
+      ]);
+      if (offX.status !== 200 && offX.status !== 409) wrong.push(`group round ${round}: deactivation ${offX.status}`);
+      const admins = await db
+        .selectFrom('users')
+        .select('id')
+        .where('tenant_id', '=', t.tenant_id)
+        .where('role', '=', 'admin')
+        .where('deactivated_at', 'is', null)
+        .execute();
+      if (admins.length !== 1) wrong.push(`group round ${round}: ${admins.length} admins left`);
+      await scim(token, 'DELETE', `/Groups/${group.id}`);
+      await db
+        .updateTable('users')
+        .set({ role: 'member', deactivated_at: null })
+        .where('id', 'in', [x.id, y.id])
+        .execute();
+      await db
+        .updateTable('users')
+        .set({ role: 'admin' })
+        .where('tenant_id', '=', t.tenant_id)
+        .where('email', '=', t.admin_email)
+        .execute();
+
+      // One userName provisioned twice at once.
+      const twice = await Promise.all(
+        [0, 1].map(() => scim(token, 'POST', '/Users', { userName: `twice-${round}@race.example` })),
+      );
+      const statuses = twice.map((r) => r.status).sort();
+      if (statuses.join() !== '201,409' || !twice.some((r) => r.json?.scimType === 'uniqueness'))
+        wrong.push(`create round ${round}: ${twice.map((r) => `${r.status} ${r.text}`).join(' | ')}`);
+    }
+    assert.deepEqual(wrong, [], `wrong in ${wrong.length} checks`);
   });
 });
