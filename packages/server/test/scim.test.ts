@@ -835,4 +835,34 @@ describe('SCIM provisioning', () => {
     }
     assert.deepEqual(wrong, [], `wrong in ${wrong.length} checks`);
   });
+  it('a deactivated admin does not count as the admin a tenant keeps: the last active one can be neither demoted nor removed', async () => {
+    const t = await setupTenant(server);
+    const token = (await makeToken(t.admin_token)).token;
+    const founder = (await scim(token, 'GET', `/Users?filter=${encodeURIComponent(`userName eq "${t.admin_email}"`)}`))
+      .json.Resources[0];
+    const other = await createUser(token, 'second-admin@example.com');
+    const promoted = await api(base, 'PATCH', `/v1/users/${other.id}`, {
+      token: t.admin_token,
+      body: { role: 'admin' },
+    });
+    assert.equal(promoted.status, 200, promoted.text);
+    const off = await patch(token, `/Users/${other.id}`, [{ op: 'replace', path: 'active', value: false }]);
+    assert.equal(off.status, 200, off.text);
+    // Two admins on paper, one who can act: the founder is the last.
+    const demote = await api(base, 'PATCH', `/v1/users/${founder.id}`, {
+      token: t.admin_token,
+      body: { role: 'member' },
+    });
+    assert.equal(demote.status, 409, demote.text);
+    assert.equal(demote.json.error.code, 'last_admin');
+    const remove = await api(base, 'DELETE', `/v1/users/${founder.id}`, { token: t.admin_token });
+    assert.equal(remove.status, 409, remove.text);
+    // The deactivated admin may be demoted or removed.
+    const demoteOther = await api(base, 'PATCH', `/v1/users/${other.id}`, {
+      token: t.admin_token,
+      body: { role: 'member' },
+    });
+    assert.equal(demoteOther.status, 200, demoteOther.text);
+    assert.equal((await api(base, 'DELETE', `/v1/users/${other.id}`, { token: t.admin_token })).status, 204);
+  });
 });
