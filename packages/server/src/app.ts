@@ -24,6 +24,7 @@ import { bodyDeadline } from './kernel/http-limits.ts';
 import { refuseNulCharacters, requestValidatorCompiler } from './kernel/request-validation.ts';
 import { SERVER_VERSION } from './kernel/version.ts';
 import { objectRoutes } from './objects/index.ts';
+import { scimRoutes } from './scim/index.ts';
 import { signalRoutes } from './signals/index.ts';
 import { supportRoutes } from './support/index.ts';
 import { tenantRoutes } from './tenants/index.ts';
@@ -64,6 +65,7 @@ export async function buildApp(
   await app.register(auditRoutes, deps);
   await app.register(enrollmentRoutes, deps);
   await app.register(tenantRoutes, deps);
+  await app.register(scimRoutes, deps); // SCIM tokens (/v1/tenant/scim-tokens) and SCIM 2.0 at /scim/v2
   await app.register(agentRoutes, deps);
   await app.register(bundleRequestRoutes, deps); // console push: requests, and the daemon's long poll
   await app.register(detectionRoutes, {

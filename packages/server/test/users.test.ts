@@ -63,6 +63,7 @@ describe('users API', () => {
       has_password: false,
       last_login_at: null,
       totp_enabled: false,
+      deactivated_at: null,
     });
     await assert.rejects(signIn(base, 'mia@example.com', ''), /400|401/);
 

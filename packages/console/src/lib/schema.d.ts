@@ -1242,6 +1242,8 @@ export interface paths {
                                 last_login_at: string | null;
                                 /** @description two-step sign-in with an authenticator app is on */
                                 totp_enabled: boolean;
+                                /** @description when the identity provider deactivated the user (SCIM active: false): no sign-in; null: active */
+                                deactivated_at: string | null;
                             }[];
                         };
                     };
@@ -1415,6 +1417,8 @@ export interface paths {
                             last_login_at: string | null;
                             /** @description two-step sign-in with an authenticator app is on */
                             totp_enabled: boolean;
+                            /** @description when the identity provider deactivated the user (SCIM active: false): no sign-in; null: active */
+                            deactivated_at: string | null;
                         };
                     };
                 };
@@ -1941,6 +1945,182 @@ export interface paths {
                 };
             };
         };
+        trace?: never;
+    };
+    "/v1/tenant/scim-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The SCIM base URL and the tenant's live SCIM tokens, newest first (admin; never a token) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description <public_url>/scim/v2: the SCIM base URL to give the identity provider */
+                            base_url: string;
+                            tokens: {
+                                id: string;
+                                name: string;
+                                created_at: string;
+                                /** @description the last request it authenticated (written at most once a minute); null: never used */
+                                last_used_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Make a SCIM token for an identity provider (admin; audited): shown once; at most 10 live (409 too_many_tokens) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description what holds it, e.g. "Okta" */
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            created_at: string;
+                            /** @description the last request it authenticated (written at most once a minute); null: never used */
+                            last_used_at: string | null;
+                            /** @description gsc_…: shown once, never again */
+                            token: string;
+                            /** @description <public_url>/scim/v2: the SCIM base URL to give the identity provider */
+                            base_url: string;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tenant/scim-tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a SCIM token (admin; audited): requests with it are refused at once */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/agents": {

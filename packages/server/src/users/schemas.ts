@@ -20,6 +20,9 @@ export const UserView = Type.Object({
   has_password: Type.Boolean({ description: 'false until the user has used their set-password link' }),
   last_login_at: Type.Union([Type.String(), Type.Null()]),
   totp_enabled: Type.Boolean({ description: 'two-step sign-in with an authenticator app is on' }),
+  deactivated_at: Type.Union([Type.String(), Type.Null()], {
+    description: 'when the identity provider deactivated the user (SCIM active: false): no sign-in; null: active',
+  }),
 });
 export type UserView = Static<typeof UserView>;
 
@@ -48,5 +51,6 @@ export function userView(u: UserTable): UserView {
     has_password: u.password_hash.startsWith('scrypt$'),
     last_login_at: u.last_login_at,
     totp_enabled: u.totp_enabled_at != null,
+    deactivated_at: u.deactivated_at ?? null,
   };
 }

@@ -1,5 +1,6 @@
 // A tenant's people, as its admins manage them. Every change is written with its audit record
-// in one transaction; the last admin of a tenant can be neither demoted nor removed. The check
+// in one transaction; the last active admin of a tenant (deactivated ones, SCIM, do not count)
+// can be neither demoted nor removed. The check
 // and the change are one transaction, and the changes of one tenant's users run one after the
 // other: on SQLite the write transaction holds the only connection; on PostgreSQL, where READ
 // COMMITTED let two admins demoting each other at once each count the other and both commit
@@ -86,7 +87,7 @@ export class UsersRepository {
         .executeTakeFirst();
       if (!user) return { done: false, reason: 'not_found' };
       if (user.role === role) return { done: true, user };
-      if (user.role === 'admin' && (await this.#admins(trx, tenantId)) <= 1)
+      if (user.role === 'admin' && user.deactivated_at == null && (await this.#admins(trx, tenantId)) <= 1)
         return { done: false, reason: 'last_admin' };
       await trx.updateTable('users').set({ role }).where('id', '=', id).execute();
       await audit({ db: trx, now: () => by.at }, by.actor, 'user.role', `${id}:${role}`, tenantId);
@@ -104,7 +105,7 @@ export class UsersRepository {
       const query = trx.selectFrom('users').selectAll().where('id', '=', id).where('tenant_id', '=', tenantId);
       const user = await (engineOf(trx) === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
       if (!user) return { done: false, reason: 'not_found' };
-      if (user.role === 'admin' && (await this.#admins(trx, tenantId)) <= 1)
+      if (user.role === 'admin' && user.deactivated_at == null && (await this.#admins(trx, tenantId)) <= 1)
         return { done: false, reason: 'last_admin' };
       await deleteCredentialsOf(trx, id);
       await trx.deleteFrom('users').where('id', '=', id).execute();
@@ -154,12 +155,14 @@ export class UsersRepository {
     });
   }
 
+  /** Admins who can act: a deactivated admin (SCIM) keeps no tenant administered. */
   async #admins(trx: Kysely<Database>, tenantId: string): Promise<number> {
     const r = await trx
       .selectFrom('users')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('tenant_id', '=', tenantId)
       .where('role', '=', 'admin')
+      .where('deactivated_at', 'is', null)
       .executeTakeFirstOrThrow();
     return Number(r.n);
   }

@@ -14,6 +14,7 @@ import {
   useUsers,
 } from '../api/users.ts';
 import { AddUserForm, SetPasswordLink } from '../components/add-user-form.tsx';
+import { ScimProvisioning } from '../components/scim-provisioning.tsx';
 import { SignInPolicy } from '../components/sign-in-policy.tsx';
 
 function RoleSelect({ id, email, role }: { id: string; email: string; role: UserRole }) {
@@ -64,6 +65,14 @@ function Users() {
                   <>
                     {u.email}
                     {u.id === me.id && <span className="hint"> (you)</span>}
+                    {u.deactivated_at && (
+                      <>
+                        {' '}
+                        <span className="badge neutral" title="Deactivated by the identity provider (SCIM)">
+                          deactivated
+                        </span>
+                      </>
+                    )}
                   </>
                 ),
               },
@@ -124,6 +133,7 @@ function Users() {
         )}
       </QueryView>
       <SignInPolicy />
+      <ScimProvisioning />
     </Page>
   );
 }
