@@ -7,6 +7,8 @@
 
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
+import { copyFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   type ApiResult,
@@ -14,6 +16,7 @@ import {
   api,
   isErrorShape,
   type Loose,
+  makeTempDir,
   setupTenant,
   startTestServer,
   type TestServer,
@@ -27,6 +30,7 @@ import {
   type SigningKey,
   startSamlIdp,
 } from './saml-idp.ts';
+import { databaseFlags, ON_POSTGRES } from './test-database.ts';
 
 function assertError(res: ApiResult, status: number, code: string) {
   assert.equal(res.status, status, `expected ${status}, got ${res.status}: ${res.text}`);
@@ -486,6 +490,43 @@ describe('SAML single sign-on', () => {
       });
       assertError(long, 400, 'invalid_request');
     });
+  });
+
+  // Behind one public URL, the AuthnRequest may leave through one replica and its answer come
+  // back through another: the request and the assertion IDs are kept in the database. On
+  // SQLite (one process per data dir) both "replicas" are the one server.
+  it('a sign-in started on one replica finishes on another, and its replay is refused on the first', async () => {
+    let replica: TestServer | undefined;
+    try {
+      if (ON_POSTGRES) {
+        const dataDir = await makeTempDir('saml-replica');
+        await copyFile(join(server.dataDir, 'master.key'), join(dataDir, 'master.key'));
+        const shared = (await databaseFlags(server.dataDir)) as Record<string, string>;
+        replica = await startTestServer({
+          dataDir,
+          clock: server.clock,
+          flags: { ...shared, migrate: 'true', 'public-url': base },
+        });
+      }
+      idp.user = { email: 'roaming@example.com' };
+      const start = await api(base, 'GET', '/v1/auth/saml/start?email=roaming%40example.com');
+      const form = formOf(await (await fetch(start.headers.get('location') ?? '')).text());
+      const acs = await api(replica?.url ?? base, 'POST', '/v1/auth/saml/acs', {
+        rawBody: new URLSearchParams(form.fields).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      assert.equal(acs.status, 303, acs.text);
+      const cookie = sessionCookie(acs);
+      assert.ok(cookie, acs.headers.get('location') ?? '');
+      const session = await api(base, 'GET', '/v1/auth/session', { headers: { cookie } });
+      assert.equal(session.json.user.email, 'roaming@example.com');
+      assertRefused(await postForm(form), 'unknown_request');
+    } finally {
+      if (replica) {
+        await replica.stop();
+        await rm(replica.dataDir, { recursive: true, force: true });
+      }
+    }
   });
 
   it('the member signed in through SAML is seen by the tenant only', async () => {
