@@ -341,6 +341,22 @@ describe('SAML single sign-on', () => {
       }
     });
 
+    it('the ACS is not CSRF-checked: a cross-site post carrying a session cookie still signs in', async () => {
+      idp.user = { email: 'second-login@example.com' };
+      const first = await signInThroughIdp('second-login@example.com');
+      const cookie = sessionCookie(first.acs);
+      assert.ok(cookie);
+      const start = await api(base, 'GET', '/v1/auth/saml/start?email=second-login%40example.com');
+      const form = formOf(await (await fetch(start.headers.get('location') ?? '')).text());
+      const again = await api(base, 'POST', '/v1/auth/saml/acs', {
+        rawBody: new URLSearchParams(form.fields).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: idp.url, cookie },
+      });
+      assert.equal(again.status, 303, again.text);
+      assert.ok(sessionCookie(again), 'a new session');
+      assert.notEqual(sessionCookie(again), cookie);
+    });
+
     it('accepts an assertion within the 60 s clock skew', async () => {
       idp.user = { email: 'skew@example.com' };
       const late = await signInThroughIdp('skew@example.com', { notOnOrAfterMs: -30_000, notBeforeMs: -120_000 });
