@@ -89,7 +89,7 @@ describe('SAML single sign-on in the console', () => {
     }
   });
 
-  it('a refused response goes back to the console, signed out', async () => {
+  it('a refused response goes back to the console’s sign-in, which says why', async () => {
     idp.user = { email: 'eve@example.com' };
     idp.next = { audience: 'https://other-sp.example/metadata' };
     const context = await newContext(world);
@@ -100,8 +100,10 @@ describe('SAML single sign-on in the console', () => {
       const url = new URL(page.url());
       assert.equal(url.pathname, '/console/');
       assert.equal(url.searchParams.get('sso_error'), 'invalid_response');
+      await page.getByRole('alert').getByText('answer could not be verified').waitFor();
       const session = await page.evaluate(async () => (await fetch('/v1/auth/session')).status);
       assert.equal(session, 401);
+      await checkPage(page, 'sign-in-sso-error');
     } finally {
       await context.close();
     }
