@@ -35,7 +35,9 @@ export type AuditAction =
   | 'webhook_endpoint.failing'
   | 'webhook_endpoint.disabled'
   | 'webhook_endpoint.replay'
-  | 'webhook_endpoint.replay_cancel';
+  | 'webhook_endpoint.replay_cancel'
+  | 'saml.update'
+  | 'saml.delete';
 
 /**
  * Who did it: a user (a principal of the auth capability), or a machine acting for the tenant,

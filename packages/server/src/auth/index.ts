@@ -1,6 +1,8 @@
 // Who is calling, and the secrets that prove it: bearer tokens and console sessions
 // (principal.ts, secrets.ts), sign-in and each user's own account (routes.ts), and what the
 // users capability needs to hand out set-password links and remove a user's credentials.
+
+export type { AuthContext } from './context.ts';
 export { deleteCredentialsOf } from './credentials-repository.ts';
 export { AuthFlows, type Flow, type FlowKind } from './flows.ts';
 export { resetSecondFactors } from './mfa-repository.ts';
@@ -18,7 +20,7 @@ export {
   type UserPrincipal,
 } from './principal.ts';
 export { stillAuthorised } from './principal-recheck.ts';
-export { authRoutes } from './routes.ts';
+export { type AuthRoutesDeps, authRoutes, signInContext } from './routes.ts';
 export { hashPassword, hashSecret, NO_PASSWORD, newId, newPassword, newSecret } from './secrets.ts';
 export { normaliseEmail } from './sessions/handlers.ts';
 export type { SessionSettings } from './settings.ts';

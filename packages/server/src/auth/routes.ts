@@ -28,8 +28,12 @@ export interface AuthRoutesDeps {
   config: { sessions: SessionSettings };
 }
 
-export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app, deps) => {
-  const ctx: AuthContext = {
+/**
+ * What opening a session needs (openSession), for the sign-in routes here and for single
+ * sign-on's (sso/), which end their round trips with a session too.
+ */
+export function signInContext(deps: AuthRoutesDeps): AuthContext {
+  return {
     sessions: new SessionsRepository(deps.db),
     credentials: new CredentialsRepository(deps.db),
     limiter: new LoginRateLimiter(deps.db),
@@ -41,6 +45,10 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
     now: deps.now,
     publicUrl: deps.publicUrl,
   };
+}
+
+export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app, deps) => {
+  const ctx = signInContext(deps);
   await app.register(sessionRoutes, ctx);
   await app.register(meRoutes, ctx);
   await app.register(mfaRoutes, ctx);
