@@ -1,6 +1,7 @@
 // Sign-in, sessions and each user's own account (docs/console.md). One router per resource:
 //   sessions/   /v1/auth/login, logout, session, password-links/{token}, set-password
 //   me/         /v1/me/sessions, /v1/me/password, /v1/me/tokens
+//   passkeys/   /v1/me/passkeys, /v1/auth/passkey, /v1/auth/login/mfa/passkey
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Db } from '../db/index.ts';
@@ -10,6 +11,8 @@ import { CredentialsRepository } from './credentials-repository.ts';
 import { AuthFlows } from './flows.ts';
 import { LoginRateLimiter } from './login-rate-limit.ts';
 import { meRoutes } from './me/routes.ts';
+import { PasskeysRepository } from './passkeys/repository.ts';
+import { passkeyRoutes } from './passkeys/routes.ts';
 import { sessionRoutes } from './sessions/routes.ts';
 import { SessionsRepository } from './sessions-repository.ts';
 import type { SessionSettings } from './settings.ts';
@@ -39,4 +42,5 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
   };
   await app.register(sessionRoutes, ctx);
   await app.register(meRoutes, ctx);
+  await app.register(passkeyRoutes, { ...ctx, passkeys: new PasskeysRepository(deps.db) });
 };
