@@ -234,6 +234,34 @@ describe('passkeys', () => {
     });
   });
 
+  it("a reset through a set-password link deletes the user's passkeys (an intruder's among them)", async () => {
+    const email = 'reset-passkeys@example.com';
+    const added = await api(base, 'POST', '/v1/users', { token: alice.token, body: { email, role: 'member' } });
+    assert.equal(added.status, 201, added.text);
+    const linkToken = (url: string) => new URL(url).hash.slice(1);
+    const set = await api(base, 'POST', '/v1/auth/set-password', {
+      body: { token: linkToken(added.json.set_password_url), password: 'first password 123' },
+    });
+    assert.equal(set.status, 204, set.text);
+    const b = await signIn(base, email, 'first password 123');
+    const device = new SoftAuthenticator(base);
+    const started = await asBrowser(base, b, 'POST', '/v1/me/passkeys/options');
+    const made = await asBrowser(base, b, 'POST', '/v1/me/passkeys', {
+      body: { flow_id: started.json.flow_id, name: 'Intruder', response: device.create(started.json.options) },
+    });
+    assert.equal(made.status, 201, made.text);
+
+    const link = await api(base, 'POST', `/v1/users/${added.json.id}/password-link`, { token: alice.token });
+    const reset = await api(base, 'POST', '/v1/auth/set-password', {
+      body: { token: linkToken(link.json.set_password_url), password: 'a brand new passphrase' },
+    });
+    assert.equal(reset.status, 204, reset.text);
+    const { flow_id, options } = await signInOptions();
+    assertError(await passkeySignIn(flow_id, device.get(options, made.json.id)), 401, 'passkey_not_accepted');
+    const fresh = await signIn(base, email, 'a brand new passphrase');
+    assert.deepEqual((await asBrowser(base, fresh, 'GET', '/v1/me/passkeys')).json.passkeys, []);
+  });
+
   describe('password-less sign-in', () => {
     let passkey: string;
     before(async () => {
