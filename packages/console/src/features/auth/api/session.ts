@@ -65,3 +65,10 @@ export function useSignOut() {
     },
   });
 }
+
+/** Takes a session that a sign-in of another kind (a passkey, a second factor) opened. */
+export function adoptSignedIn(client: QueryClient, session: Session): void {
+  adopt(session);
+  forgetAllButSession(client);
+  client.setQueryData(SESSION_KEY, session);
+}

@@ -1,4 +1,5 @@
 import { AuthCard } from '../components/auth-card.tsx';
+import { PasskeySignIn } from '../components/passkey-sign-in.tsx';
 import { SignInForm } from '../components/sign-in-form.tsx';
 
 /** Shown in place of any console page while signed out; the URL stays, so it opens after. */
@@ -11,6 +12,7 @@ export function SignInPage({ expired = false }: { expired?: boolean }) {
         </div>
       )}
       <SignInForm />
+      <PasskeySignIn />
     </AuthCard>
   );
 }

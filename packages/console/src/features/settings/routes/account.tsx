@@ -2,6 +2,7 @@ import { Page } from '../../../components/page.tsx';
 import { useUser } from '../../auth/index.ts';
 import { ApiTokens } from '../components/api-tokens.tsx';
 import { ChangePassword } from '../components/change-password.tsx';
+import { Passkeys } from '../components/passkeys.tsx';
 import { Sessions } from '../components/sessions.tsx';
 
 export function AccountPage() {
@@ -9,6 +10,7 @@ export function AccountPage() {
   return (
     <Page title="Account" description={`Signed in as ${user.email} (${user.role}).`}>
       <ChangePassword />
+      <Passkeys />
       <ApiTokens />
       <Sessions />
     </Page>
