@@ -389,6 +389,39 @@ describe('passkeys', () => {
       assertError(password, 429, 'too_many_attempts');
     });
 
+    it('a tenant that signs in through its SSO (sso_only) takes a passkey from its admins only (403 sso_required)', async () => {
+      const org = await setupTenant(server);
+      const email = 'sso-member@example.com';
+      const added = await api(base, 'POST', '/v1/users', { token: org.admin_token, body: { email, role: 'member' } });
+      const token = new URL(added.json.set_password_url).hash.slice(1);
+      await api(base, 'POST', '/v1/auth/set-password', { body: { token, password: 'member password 123' } });
+      const memberSession = await signIn(base, email, 'member password 123');
+      const device = new SoftAuthenticator(base);
+      const started = await asBrowser(base, memberSession, 'POST', '/v1/me/passkeys/options');
+      const made = await asBrowser(base, memberSession, 'POST', '/v1/me/passkeys', {
+        body: { flow_id: started.json.flow_id, name: 'Member key', response: device.create(started.json.options) },
+      });
+      assert.equal(made.status, 201, made.text);
+      const adminDevice = new SoftAuthenticator(base);
+      const adminPasskey = await addPasskey({
+        token: org.admin_token,
+        email: org.admin_email,
+        password: org.admin_password,
+        id: '',
+        device: adminDevice,
+      });
+      await server.deps.db.updateTable('tenants').set({ sso_only: 1 }).where('id', '=', org.tenant_id).execute();
+
+      const one = await signInOptions();
+      const refused = await passkeySignIn(one.flow_id, device.get(one.options, made.json.id));
+      assertError(refused, 403, 'sso_required');
+      assert.equal(sessionSetCookie(refused), undefined);
+      const two = await signInOptions();
+      const admin = await passkeySignIn(two.flow_id, adminDevice.get(two.options, adminPasskey));
+      assert.equal(admin.status, 200, admin.text);
+      assert.equal(admin.json.user.email, org.admin_email);
+    });
+
     it("a deactivated user's passkey signs in no more", async () => {
       const carol = await setupTenant(server);
       const who = {

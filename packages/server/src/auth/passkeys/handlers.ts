@@ -7,7 +7,9 @@
 // whichever replica answers the second request can check it, and an answer is never accepted
 // twice. A signature counter that does not move forward (when the authenticator keeps one) is
 // refused: a cloned authenticator. A failed passkey sign-in counts toward the login limits like
-// a wrong password, and every failure gets the same answer (401 passkey_not_accepted).
+// a wrong password, and every failure gets the same answer (401 passkey_not_accepted). A tenant
+// that signs in through its SSO (sso_only) takes a password-less passkey from its admins only
+// (break-glass, as passwords): its identity provider decides who else may come in.
 
 import {
   type AuthenticationResponseJSON,
@@ -258,6 +260,13 @@ export async function signInWithPasskey(
     await ctx.limiter.failed(account, client.ip, ctx.now());
     throw notAccepted();
   }
+  // Told only to the passkey's holder (checked after the passkey): not a failed guess.
+  if (owner.ssoOnly && owner.user.role !== 'admin')
+    throw new ApiError(
+      403,
+      'sso_required',
+      'your organisation signs in through its single sign-on: use Sign in with SSO',
+    );
   const signedIn = await openSession(ctx, owner.user, client, 'passkey');
   await ctx.limiter.succeeded(account, client.ip);
   return signedIn;

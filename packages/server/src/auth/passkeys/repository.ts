@@ -14,6 +14,8 @@ export type NewPasskey = Passkey;
 export interface PasskeyOwner {
   passkey: Passkey;
   user: { id: string; email: string; role: Role; tenant_id: string | null; deactivated: boolean };
+  /** The user's tenant signs in through its SSO (tenants.sso_only). */
+  ssoOnly: boolean;
 }
 
 export class PasskeysRepository {
@@ -68,15 +70,17 @@ export class PasskeysRepository {
     const row = await this.#db
       .selectFrom('webauthn_credentials')
       .innerJoin('users', 'users.id', 'webauthn_credentials.user_id')
+      .leftJoin('tenants', 'tenants.id', 'users.tenant_id')
       .selectAll('webauthn_credentials')
-      .select(['users.email', 'users.role', 'users.tenant_id', 'users.deactivated_at'])
+      .select(['users.email', 'users.role', 'users.tenant_id', 'users.deactivated_at', 'tenants.sso_only'])
       .where('webauthn_credentials.id', '=', id)
       .executeTakeFirst();
     if (!row) return undefined;
-    const { email, role, tenant_id, deactivated_at, ...passkey } = row;
+    const { email, role, tenant_id, deactivated_at, sso_only, ...passkey } = row;
     return {
       passkey,
       user: { id: passkey.user_id, email, role, tenant_id, deactivated: deactivated_at != null },
+      ssoOnly: Number(sso_only ?? 0) === 1,
     };
   }
 
