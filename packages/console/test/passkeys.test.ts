@@ -70,7 +70,9 @@ describe('passkeys in the console', () => {
 
       await table.getByRole('button', { name: 'Rename' }).click();
       const newName = table.getByLabel('New name');
+      assert.ok(await newName.evaluate((el) => el === document.activeElement), 'focus moves to the new name');
       await newName.fill('Laptop (Touch ID)');
+      await checkPage(page, 'settings-account-passkey-rename');
       await table.getByRole('button', { name: 'Save' }).click();
       await table.getByRole('cell', { name: 'Laptop (Touch ID)' }).waitFor();
       const row = table.getByRole('row', { name: /Laptop \(Touch ID\)/ });

@@ -1,5 +1,5 @@
 import { browserSupportsWebAuthn } from '@simplewebauthn/browser';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useEffect, useId, useState } from 'react';
 import { ConfirmAction } from '../../../components/confirm-action.tsx';
 import { ACTIONS, DataTable } from '../../../components/data-table.tsx';
 import { QueryView, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
@@ -12,12 +12,17 @@ import { useAddPasskey, usePasskeys, useRemovePasskey, useRenamePasskey } from '
 function RenameForm({ id, name, onDone }: { id: string; name: string; onDone: () => void }) {
   const rename = useRenamePasskey();
   const [value, setValue] = useState(name);
+  const formId = useId();
+  // Keyboard focus moves to the field the Rename button opened.
+  useEffect(() => {
+    document.getElementById(formId)?.querySelector('input')?.focus();
+  }, [formId]);
   const onSubmit = (e: FormEvent) => {
     e.preventDefault();
     rename.mutate({ id, name: value.trim() }, { onSuccess: onDone });
   };
   return (
-    <form className="inline-form" onSubmit={onSubmit}>
+    <form className="inline-form" id={formId} onSubmit={onSubmit}>
       <WriteError error={rename.error} />
       <TextField label="New name" required maxLength={100} value={value} onChange={(e) => setValue(e.target.value)} />
       <div className="actions">
