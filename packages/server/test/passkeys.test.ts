@@ -50,15 +50,27 @@ describe('passkeys', () => {
   // Each test starts with the login limits' window behind it (failures of one test are not the next's).
   beforeEach(() => server.clock.advance(16 * MIN));
 
+  /** A console session of the user, signed in anew when the clock moved since (sessions idle out). */
+  const sessions = new Map<string, { at: number; browser: Browser }>();
+  async function sessionOf(who: { email: string; password: string }): Promise<Browser> {
+    const kept = sessions.get(who.email);
+    if (kept && kept.at === server.clock.ms) return kept.browser;
+    const browser = await signIn(base, who.email, who.password);
+    sessions.set(who.email, { at: server.clock.ms, browser });
+    return browser;
+  }
+
+  /** A request of the user's console session (cookie, Origin, CSRF token). */
+  async function asUser(who: { email: string; password: string }, method: string, path: string, body?: unknown) {
+    return asBrowser(base, await sessionOf(who), method, path, body === undefined ? {} : { body });
+  }
+
   /** Adds a passkey made by the user's authenticator; returns its id. */
   async function addPasskey(who: typeof alice, name = 'Laptop'): Promise<string> {
-    const started = await api(base, 'POST', '/v1/me/passkeys/options', { token: who.token });
+    const started = await asUser(who, 'POST', '/v1/me/passkeys/options');
     assert.equal(started.status, 200, started.text);
     const response = who.device.create(started.json.options);
-    const added = await api(base, 'POST', '/v1/me/passkeys', {
-      token: who.token,
-      body: { flow_id: started.json.flow_id, name, response },
-    });
+    const added = await asUser(who, 'POST', '/v1/me/passkeys', { flow_id: started.json.flow_id, name, response });
     assert.equal(added.status, 201, added.text);
     return added.json.id;
   }
@@ -90,7 +102,7 @@ describe('passkeys', () => {
 
   describe('adding one', () => {
     it('registration options name the server as relying party, ask for a discoverable credential and exclude your passkeys', async () => {
-      const res = await api(base, 'POST', '/v1/me/passkeys/options', { token: alice.token });
+      const res = await asUser(alice, 'POST', '/v1/me/passkeys/options');
       assert.equal(res.status, 200, res.text);
       assert.equal(res.headers.get('cache-control'), 'no-store');
       const { options } = res.json;
@@ -104,7 +116,7 @@ describe('passkeys', () => {
       assert.match(res.json.flow_id, /^[A-Za-z0-9_-]{43}$/);
 
       const id = await addPasskey(alice, 'Work laptop');
-      const again = await api(base, 'POST', '/v1/me/passkeys/options', { token: alice.token });
+      const again = await asUser(alice, 'POST', '/v1/me/passkeys/options');
       assert.ok(
         again.json.options.excludeCredentials.some((c: Loose) => c.id === id),
         'a passkey already added is excluded',
@@ -131,12 +143,14 @@ describe('passkeys', () => {
       await api(base, 'DELETE', `/v1/me/passkeys/${id}`, { token: alice.token });
     });
 
-    it('a session adds a passkey too (CSRF-checked like every cookie write)', async () => {
+    it('a passkey is added from a console session only (403 session_required with an API token), CSRF-checked', async () => {
+      assertError(await api(base, 'POST', '/v1/me/passkeys/options', { token: alice.token }), 403, 'session_required');
       const b: Browser = await signIn(base, alice.email, alice.password);
       const started = await asBrowser(base, b, 'POST', '/v1/me/passkeys/options');
       assert.equal(started.status, 200, started.text);
       const response = alice.device.create(started.json.options);
       const body = { flow_id: started.json.flow_id, name: 'Phone', response };
+      assertError(await api(base, 'POST', '/v1/me/passkeys', { token: alice.token, body }), 403, 'session_required');
       assertError(await asBrowser(base, b, 'POST', '/v1/me/passkeys', { body, csrf: null }), 403, 'csrf_failed');
       const added = await asBrowser(base, b, 'POST', '/v1/me/passkeys', { body });
       assert.equal(added.status, 201, added.text);
@@ -148,11 +162,12 @@ describe('passkeys', () => {
         { challenge: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
         { origin: 'https://evil.example' },
       ]) {
-        const started = await api(base, 'POST', '/v1/me/passkeys/options', { token: alice.token });
+        const started = await asUser(alice, 'POST', '/v1/me/passkeys/options');
         const response = alice.device.create(started.json.options, bad);
-        const res = await api(base, 'POST', '/v1/me/passkeys', {
-          token: alice.token,
-          body: { flow_id: started.json.flow_id, name: 'Bad', response },
+        const res = await asUser(alice, 'POST', '/v1/me/passkeys', {
+          flow_id: started.json.flow_id,
+          name: 'Bad',
+          response,
         });
         assertError(res, 400, 'invalid_passkey');
       }
@@ -161,50 +176,52 @@ describe('passkeys', () => {
     });
 
     it('a registration flow is answered once, and only by the user who started it', async () => {
-      const started = await api(base, 'POST', '/v1/me/passkeys/options', { token: alice.token });
-      const theirs = await api(base, 'POST', '/v1/me/passkeys', {
-        token: bob.token,
-        body: { flow_id: started.json.flow_id, name: 'Not mine', response: bob.device.create(started.json.options) },
+      const started = await asUser(alice, 'POST', '/v1/me/passkeys/options');
+      const theirs = await asUser(bob, 'POST', '/v1/me/passkeys', {
+        flow_id: started.json.flow_id,
+        name: 'Not mine',
+        response: bob.device.create(started.json.options),
       });
       assertError(theirs, 400, 'invalid_passkey');
 
-      const mine = await api(base, 'POST', '/v1/me/passkeys/options', { token: alice.token });
+      const mine = await asUser(alice, 'POST', '/v1/me/passkeys/options');
       const body = { flow_id: mine.json.flow_id, name: 'Once', response: alice.device.create(mine.json.options) };
-      const first = await api(base, 'POST', '/v1/me/passkeys', { token: alice.token, body });
+      const first = await asUser(alice, 'POST', '/v1/me/passkeys', body);
       assert.equal(first.status, 201, first.text);
-      assertError(await api(base, 'POST', '/v1/me/passkeys', { token: alice.token, body }), 400, 'invalid_passkey');
+      assertError(await asUser(alice, 'POST', '/v1/me/passkeys', body), 400, 'invalid_passkey');
       await api(base, 'DELETE', `/v1/me/passkeys/${first.json.id}`, { token: alice.token });
     });
 
     it('a registration flow expires after 5 minutes', async () => {
-      const started = await api(base, 'POST', '/v1/me/passkeys/options', { token: alice.token });
+      const started = await asUser(alice, 'POST', '/v1/me/passkeys/options');
       server.clock.advance(5 * MIN + 1000);
-      const res = await api(base, 'POST', '/v1/me/passkeys', {
-        token: alice.token,
-        body: { flow_id: started.json.flow_id, name: 'Late', response: alice.device.create(started.json.options) },
+      const res = await asUser(alice, 'POST', '/v1/me/passkeys', {
+        flow_id: started.json.flow_id,
+        name: 'Late',
+        response: alice.device.create(started.json.options),
       });
       assertError(res, 400, 'invalid_passkey');
     });
 
     it('names are 1 to 100 characters and answers are bounded', async () => {
-      const started = await api(base, 'POST', '/v1/me/passkeys/options', { token: alice.token });
+      const started = await asUser(alice, 'POST', '/v1/me/passkeys/options');
       const response = alice.device.create(started.json.options);
       for (const name of ['', 'x'.repeat(101)]) {
-        const res = await api(base, 'POST', '/v1/me/passkeys', {
-          token: alice.token,
-          body: { flow_id: started.json.flow_id, name, response },
-        });
+        const res = await asUser(alice, 'POST', '/v1/me/passkeys', { flow_id: started.json.flow_id, name, response });
         assert.equal(res.status, 400, res.text);
       }
       const huge = { ...response, response: { ...response.response, attestationObject: 'A'.repeat(40_000) } };
-      const res = await api(base, 'POST', '/v1/me/passkeys', {
-        token: alice.token,
-        body: { flow_id: started.json.flow_id, name: 'Huge', response: huge },
+      const res = await asUser(alice, 'POST', '/v1/me/passkeys', {
+        flow_id: started.json.flow_id,
+        name: 'Huge',
+        response: huge,
       });
       assert.equal(res.status, 400, res.text);
-      const tooBig = await api(base, 'POST', '/v1/me/passkeys', {
-        token: alice.token,
-        body: { flow_id: started.json.flow_id, name: 'Huge', response, padding: 'x'.repeat(70_000) },
+      const tooBig = await asUser(alice, 'POST', '/v1/me/passkeys', {
+        flow_id: started.json.flow_id,
+        name: 'Huge',
+        response,
+        padding: 'x'.repeat(70_000),
       });
       assert.equal(tooBig.status, 413, tooBig.text);
     });

@@ -809,7 +809,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start adding a passkey: WebAuthn registration options for navigator.credentials.create() (a discoverable credential; your passkeys are excluded), and the flow_id to answer with within 5 min */
+        /** Start adding a passkey: WebAuthn registration options for navigator.credentials.create() (a discoverable credential; your passkeys are excluded), and the flow_id to answer with within 5 min. A console session only (403 session_required with an API token) */
         post: {
             parameters: {
                 query?: never;
@@ -923,7 +923,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Add the passkey the browser made with the options' challenge (once; 400 invalid_passkey when it does not verify) */
+        /** Add the passkey the browser made with the options' challenge (once; 400 invalid_passkey when it does not verify). A console session only */
         post: {
             parameters: {
                 query?: never;

@@ -93,11 +93,22 @@ const reason = (error: unknown) => (error instanceof Error ? error.message : Str
 
 // --- the account API --------------------------------------------------------------------------
 
+/**
+ * A passkey is added through a console session only: it is a way to sign in, and a bearer
+ * token (which may be scoped, or leaked to a script's host) must not mint one. The ceremony
+ * runs in the browser anyway.
+ */
+function requireSession(user: UserPrincipal): void {
+  if (!user.session)
+    throw new ApiError(403, 'session_required', 'a passkey is added from a console session, not with an API token');
+}
+
 export async function listPasskeys(ctx: PasskeyContext, user: UserPrincipal) {
   return { passkeys: (await ctx.passkeys.listOf(user.userId)).map(view) };
 }
 
 export async function registrationOptions(ctx: PasskeyContext, user: UserPrincipal) {
+  requireSession(user);
   const existing = await ctx.passkeys.listOf(user.userId);
   if (existing.length >= MAX_PASSKEYS_PER_USER)
     throw conflict(
@@ -128,6 +139,7 @@ export async function registrationOptions(ctx: PasskeyContext, user: UserPrincip
 }
 
 export async function addPasskey(ctx: PasskeyContext, user: UserPrincipal, body: Static<typeof AddPasskey>) {
+  requireSession(user);
   const flow = await ctx.flows.take<{ challenge: string }>('webauthn_register', body.flow_id);
   if (!flow || flow.userId !== user.userId)
     throw invalidPasskey('this passkey request expired or was already answered: add the passkey again');

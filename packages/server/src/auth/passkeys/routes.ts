@@ -73,7 +73,8 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyContext> = async (a
         tags: ['me'],
         summary:
           'Start adding a passkey: WebAuthn registration options for navigator.credentials.create() ' +
-          '(a discoverable credential; your passkeys are excluded), and the flow_id to answer with within 5 min',
+          '(a discoverable credential; your passkeys are excluded), and the flow_id to answer with within 5 min. ' +
+          'A console session only (403 session_required with an API token)',
         response: { 200: RegistrationOptions, ...ErrorResponses },
       },
     },
@@ -88,7 +89,8 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyContext> = async (a
       schema: {
         tags: ['me'],
         summary:
-          "Add the passkey the browser made with the options' challenge (once; 400 invalid_passkey when it does not verify)",
+          "Add the passkey the browser made with the options' challenge (once; 400 invalid_passkey when it does not verify). " +
+          'A console session only',
         body: AddPasskey,
         response: { 201: PasskeyView, ...ErrorResponses },
       },
