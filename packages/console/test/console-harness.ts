@@ -16,7 +16,7 @@ import axe from 'axe-core';
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 import { ensureConsoleBuilt } from '../../../scripts/build-console.ts';
 import { runSetup, type SetupResult } from '../../server/src/setup.ts';
-import { enrollAgent } from '../../server/test/harness.ts';
+import { enrollAgent, freePort } from '../../server/test/harness.ts';
 import {
   makeTestTls,
   Receiver,
@@ -46,7 +46,10 @@ export const NARROW = { width: 390, height: 844 };
 
 export interface ConsoleWorld {
   server: WebhookServer;
-  /** http://127.0.0.1:<port>: the server's public URL, which the console is served under. */
+  /**
+   * http://127.0.0.1:<port> (or http://localhost:<port>, see startConsoleWorld): the server's
+   * public URL, which the console is served under.
+   */
   base: string;
   tls: TestTls;
   receiver: Receiver;
@@ -61,12 +64,18 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
 }
 
-/** A server with one tenant (admin + enrolled agent) and the support account, a receiver, chromium. */
-export async function startConsoleWorld(): Promise<ConsoleWorld> {
+/**
+ * A server with one tenant (admin + enrolled agent) and the support account, a receiver, chromium.
+ * `localhost`: the public URL is http://localhost:<port> (WebAuthn refuses an IP address as its
+ * relying party id), the server still listening on 127.0.0.1 only.
+ */
+export async function startConsoleWorld(options: { localhost?: boolean } = {}): Promise<ConsoleWorld> {
   await ensureConsoleBuilt();
   const tls = await makeTestTls();
+  const port = options.localhost ? await freePort() : undefined;
+  const flags = port ? { listen: `127.0.0.1:${port}`, 'public-url': `http://localhost:${port}` } : undefined;
   const [server, receiver, browser] = await Promise.all([
-    startWebhookServer({ caPem: tls.caPem }),
+    startWebhookServer({ caPem: tls.caPem, flags }),
     Receiver.start(tls),
     launchChromium(),
   ]);
@@ -144,7 +153,7 @@ export async function open(page: Page, path: string): Promise<void> {
 export async function signIn(page: Page, email: string, password: string): Promise<void> {
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 

@@ -32,7 +32,7 @@ function codeFor(key: string, ms: number): string {
 async function signInWithPassword(page: Page, email: string, password: string): Promise<void> {
   await page.getByLabel('Email').fill(email);
   await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 /** Sets the app up on the page it is on (Account, or the required setup): returns the key and the codes. */

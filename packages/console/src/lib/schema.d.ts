@@ -1208,6 +1208,649 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/me/passkeys/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start adding a passkey: WebAuthn registration options for navigator.credentials.create() (a discoverable credential; your passkeys are excluded), and the flow_id to answer with within 5 min. A console session only (403 session_required with an API token) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description from the options request */
+                            flow_id: string;
+                            /** @description PublicKeyCredentialCreationOptionsJSON */
+                            options: {
+                                challenge: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your passkeys, oldest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            passkeys: {
+                                /** @description the credential id (base64url) */
+                                id: string;
+                                name: string;
+                                created_at: string;
+                                last_used_at: string | null;
+                                /** @description multiDevice: a synced passkey */
+                                device_type: "singleDevice" | "multiDevice";
+                                backed_up: boolean;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Add the passkey the browser made with the options' challenge (once; 400 invalid_passkey when it does not verify). A console session only */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description from the options request */
+                        flow_id: string;
+                        name: string;
+                        /** @description navigator.credentials.create()'s answer, as JSON (startRegistration of @simplewebauthn/browser) */
+                        response: {
+                            id: string;
+                            rawId: string;
+                            /** @enum {string} */
+                            type: "public-key";
+                            response: {
+                                clientDataJSON: string;
+                                attestationObject: string;
+                                authenticatorData?: string;
+                                transports?: string[];
+                                publicKeyAlgorithm?: number;
+                                publicKey?: string;
+                            };
+                            authenticatorAttachment?: "platform" | "cross-platform";
+                            clientExtensionResults: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the credential id (base64url) */
+                            id: string;
+                            name: string;
+                            created_at: string;
+                            last_used_at: string | null;
+                            /** @description multiDevice: a synced passkey */
+                            device_type: "singleDevice" | "multiDevice";
+                            backed_up: boolean;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/passkeys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove one of your passkeys: it signs in no more */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Rename one of your passkeys */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description the credential id (base64url) */
+                            id: string;
+                            name: string;
+                            created_at: string;
+                            last_used_at: string | null;
+                            /** @description multiDevice: a synced passkey */
+                            device_type: "singleDevice" | "multiDevice";
+                            backed_up: boolean;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/auth/passkey/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a password-less sign-in: WebAuthn request options for navigator.credentials.get() (any passkey of this site, the user verified), and the flow_id to answer with within 5 min */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description from the options request */
+                            flow_id: string;
+                            /** @description PublicKeyCredentialRequestOptionsJSON */
+                            options: {
+                                challenge: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sign in with a passkey: sets the guard_session cookie like POST /v1/auth/login. Any failure is 401 passkey_not_accepted and counts toward the login limits (429 too_many_attempts with Retry-After) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description from the options request */
+                        flow_id: string;
+                        /** @description navigator.credentials.get()'s answer, as JSON (startAuthentication of @simplewebauthn/browser) */
+                        response: {
+                            id: string;
+                            rawId: string;
+                            /** @enum {string} */
+                            type: "public-key";
+                            response: {
+                                clientDataJSON: string;
+                                authenticatorData: string;
+                                signature: string;
+                                userHandle?: string;
+                            };
+                            authenticatorAttachment?: "platform" | "cross-platform";
+                            clientExtensionResults: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            user: {
+                                id: string;
+                                email: string;
+                                role: "admin" | "member" | "support";
+                                /** @description null for vendor support staff */
+                                tenant_id: string | null;
+                            };
+                            /** @description send as X-CSRF-Token with every cookie-authenticated write */
+                            csrf_token: string;
+                            /** @description absolute end of the session (no activity extends it) */
+                            expires_at: string;
+                            /** @description the session ends here unless used before (sliding) */
+                            idle_expires_at: string;
+                            /** @description how this session was signed in (null: before this was recorded) */
+                            method: "password" | "totp" | "recovery_code" | "passkey" | "oidc" | "saml" | null;
+                            /** @description the tenant requires two-step sign-in and this session has no second factor: every request but setting one up (/v1/me/mfa, /v1/me/passkeys) and signing out is refused with 403 mfa_setup_required */
+                            mfa_setup_required: boolean;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/login/mfa/passkey/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The second step of a password sign-in with a passkey: WebAuthn request options allowing the user's passkeys (401 mfa_expired when the step is over; 400 no_passkeys) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description from the password step */
+                        mfa_token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description PublicKeyCredentialRequestOptionsJSON */
+                            options: {
+                                challenge: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/login/mfa/passkey": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Complete a password sign-in with a passkey: sets the guard_session cookie like POST /v1/auth/login. A failure is 401 passkey_not_accepted and counts toward the login limits; after 5 the step ends */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description from the password step */
+                        mfa_token: string;
+                        /** @description navigator.credentials.get()'s answer, as JSON (startAuthentication of @simplewebauthn/browser) */
+                        response: {
+                            id: string;
+                            rawId: string;
+                            /** @enum {string} */
+                            type: "public-key";
+                            response: {
+                                clientDataJSON: string;
+                                authenticatorData: string;
+                                signature: string;
+                                userHandle?: string;
+                            };
+                            authenticatorAttachment?: "platform" | "cross-platform";
+                            clientExtensionResults: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            user: {
+                                id: string;
+                                email: string;
+                                role: "admin" | "member" | "support";
+                                /** @description null for vendor support staff */
+                                tenant_id: string | null;
+                            };
+                            /** @description send as X-CSRF-Token with every cookie-authenticated write */
+                            csrf_token: string;
+                            /** @description absolute end of the session (no activity extends it) */
+                            expires_at: string;
+                            /** @description the session ends here unless used before (sliding) */
+                            idle_expires_at: string;
+                            /** @description how this session was signed in (null: before this was recorded) */
+                            method: "password" | "totp" | "recovery_code" | "passkey" | "oidc" | "saml" | null;
+                            /** @description the tenant requires two-step sign-in and this session has no second factor: every request but setting one up (/v1/me/mfa, /v1/me/passkeys) and signing out is refused with 403 mfa_setup_required */
+                            mfa_setup_required: boolean;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users": {
         parameters: {
             query?: never;

@@ -144,9 +144,10 @@ export class CredentialsRepository {
 
   /**
    * Uses the link (once: a conditional update, so two concurrent uses cannot both win), sets
-   * the password and revokes the user's sessions and personal API tokens, in one transaction:
-   * a link is how an admin recovers an account that may be in someone else's hands, so
-   * nothing signed in before it keeps working (docs/security.md, "Password resets"). False when
+   * the password, revokes the user's sessions and personal API tokens and deletes their
+   * passkeys, in one transaction: a link is how an admin recovers an account that may be in
+   * someone else's hands, so nothing signed in before it keeps working (an intruder's passkey
+   * included) (docs/security.md, "Password resets"). False when
    * the link is unknown, used or expired at `at`.
    */
   async useLink(tokenHash: string, passwordHash: string, at: string): Promise<boolean> {
@@ -173,6 +174,7 @@ export class CredentialsRepository {
         .where('user_id', '=', used.user_id)
         .where('revoked_at', 'is', null)
         .execute();
+      await trx.deleteFrom('webauthn_credentials').where('user_id', '=', used.user_id).execute();
       return true;
     });
   }

@@ -2,6 +2,7 @@
 //   sessions/   /v1/auth/login, logout, session, password-links/{token}, set-password
 //   me/         /v1/me/sessions, /v1/me/password, /v1/me/tokens
 //   mfa/        /v1/me/mfa: the authenticator app (TOTP) and recovery codes
+//   passkeys/   /v1/me/passkeys, /v1/auth/passkey, /v1/auth/login/mfa/passkey
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Db } from '../db/index.ts';
@@ -13,6 +14,8 @@ import { LoginRateLimiter } from './login-rate-limit.ts';
 import { meRoutes } from './me/routes.ts';
 import { mfaRoutes } from './mfa/routes.ts';
 import { MfaRepository } from './mfa-repository.ts';
+import { PasskeysRepository } from './passkeys/repository.ts';
+import { passkeyRoutes } from './passkeys/routes.ts';
 import { sessionRoutes } from './sessions/routes.ts';
 import { SessionsRepository } from './sessions-repository.ts';
 import type { SessionSettings } from './settings.ts';
@@ -52,4 +55,5 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
   await app.register(sessionRoutes, ctx);
   await app.register(meRoutes, ctx);
   await app.register(mfaRoutes, ctx);
+  await app.register(passkeyRoutes, { ...ctx, passkeys: new PasskeysRepository(deps.db) });
 };

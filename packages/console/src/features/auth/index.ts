@@ -1,4 +1,6 @@
 // What other features and the app use of authentication.
+
+export { answerJson, passkeyProblem, passkeySecondFactor } from './api/passkeys.ts';
 export {
   SESSION_ENDED_KEY,
   SESSION_KEY,

@@ -47,11 +47,7 @@ export function useSession() {
 /** Makes a session the console's: every other cached answer was someone else's (or no one's). */
 export function useAdoptSession() {
   const client = useQueryClient();
-  return (session: Session) => {
-    adopt(session);
-    forgetAllButSession(client);
-    client.setQueryData(SESSION_KEY, session);
-  };
+  return (session: Session) => adoptSignedIn(client, session);
 }
 
 /** Email and password: a session, or the second step's challenge (no session yet). */
@@ -94,4 +90,11 @@ export function useSignOut() {
       forgetAllButSession(client);
     },
   });
+}
+
+/** Takes a session that a sign-in of another kind (a passkey, a second factor) opened. */
+export function adoptSignedIn(client: QueryClient, session: Session): void {
+  adopt(session);
+  forgetAllButSession(client);
+  client.setQueryData(SESSION_KEY, session);
 }

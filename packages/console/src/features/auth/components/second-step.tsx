@@ -1,11 +1,12 @@
 // The sign-in's second step (DESIGN §6): the password was right and the user holds a second
-// factor. A code of the authenticator app (field "Authentication code"), or one of the
-// recovery codes; a wrong one says so, and after five the password is asked again.
+// factor. A code of the authenticator app (field "Authentication code"), one of the recovery
+// codes, or a passkey; a wrong code says so, and after five the password is asked again.
 
 import { type FormEvent, useState } from 'react';
 import { WriteError } from '../../../components/query-states.tsx';
 import { TextField } from '../../../components/text-field.tsx';
 import { ApiError } from '../../../lib/api-client.ts';
+import { passkeyProblem, usePasskeySecondFactor } from '../api/passkeys.ts';
 import { type MfaChallenge, useCompleteMfa } from '../api/session.ts';
 
 function stepMessage(error: unknown): string | undefined {
@@ -17,17 +18,9 @@ function stepMessage(error: unknown): string | undefined {
   return error.message;
 }
 
-export function SecondStep({
-  challenge,
-  onStartOver,
-  passkey,
-}: {
-  challenge: MfaChallenge;
-  onStartOver: () => void;
-  /** The passkey button, when the user holds one (passkeys feature). */
-  passkey?: React.ReactNode;
-}) {
+export function SecondStep({ challenge, onStartOver }: { challenge: MfaChallenge; onStartOver: () => void }) {
   const complete = useCompleteMfa();
+  const passkey = usePasskeySecondFactor(challenge.mfa_token);
   const hasTotp = challenge.methods.includes('totp');
   const [recovery, setRecovery] = useState(!hasTotp && challenge.methods.includes('recovery_code'));
   const [code, setCode] = useState('');
@@ -101,7 +94,19 @@ export function SecondStep({
               </div>
             </form>
           )}
-          {passkey}
+          {challenge.methods.includes('passkey') && (
+            <div className="form">
+              {passkey.error && <WriteError error={new Error(passkeyProblem(passkey.error))} />}
+              <button
+                type="button"
+                className={hasTotp ? 'button' : 'button primary'}
+                disabled={passkey.isPending}
+                onClick={() => passkey.mutate()}
+              >
+                Use a passkey
+              </button>
+            </div>
+          )}
           <button type="button" className="button" onClick={onStartOver}>
             Sign in as someone else
           </button>

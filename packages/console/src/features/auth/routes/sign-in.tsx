@@ -1,4 +1,5 @@
 import { AuthCard } from '../components/auth-card.tsx';
+import { PasskeySignIn } from '../components/passkey-sign-in.tsx';
 import { SignInForm } from '../components/sign-in-form.tsx';
 import { ssoErrorMessage } from '../sso-errors.ts';
 
@@ -18,6 +19,7 @@ export function SignInPage({ expired = false }: { expired?: boolean }) {
         </div>
       )}
       <SignInForm />
+      <PasskeySignIn />
     </AuthCard>
   );
 }
