@@ -25,6 +25,7 @@ import { refuseNulCharacters, requestValidatorCompiler } from './kernel/request-
 import { SERVER_VERSION } from './kernel/version.ts';
 import { objectRoutes } from './objects/index.ts';
 import { signalRoutes } from './signals/index.ts';
+import { ssoRoutes } from './sso/index.ts';
 import { supportRoutes } from './support/index.ts';
 import { tenantRoutes } from './tenants/index.ts';
 import { userRoutes } from './users/index.ts';
@@ -64,6 +65,7 @@ export async function buildApp(
   await app.register(auditRoutes, deps);
   await app.register(enrollmentRoutes, deps);
   await app.register(tenantRoutes, deps);
+  await app.register(ssoRoutes, deps); // single sign-on: the tenant's identity providers, the OIDC round trip
   await app.register(agentRoutes, deps);
   await app.register(bundleRequestRoutes, deps); // console push: requests, and the daemon's long poll
   await app.register(detectionRoutes, {

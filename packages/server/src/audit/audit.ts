@@ -26,7 +26,9 @@ export type AuditAction =
   | 'webhook_endpoint.failing'
   | 'webhook_endpoint.disabled'
   | 'webhook_endpoint.replay'
-  | 'webhook_endpoint.replay_cancel';
+  | 'webhook_endpoint.replay_cancel'
+  | 'sso.update'
+  | 'sso.delete';
 
 /**
  * Who did it: a user (a principal of the auth capability), or a machine acting for the tenant,

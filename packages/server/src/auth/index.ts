@@ -1,6 +1,7 @@
 // Who is calling, and the secrets that prove it: bearer tokens and console sessions
 // (principal.ts, secrets.ts), sign-in and each user's own account (routes.ts), and what the
 // users capability needs to hand out set-password links and remove a user's credentials.
+export { type AuthContext, type SignInDeps, signInContext } from './context.ts';
 export { deleteCredentialsOf } from './credentials-repository.ts';
 export { AuthFlows, type Flow, type FlowKind } from './flows.ts';
 export { type IssuedLink, issuePasswordLink } from './password-links.ts';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 export const MASTER_KEY_FILE = 'master.key';
 const KEY_BYTES = 32;
 
-export type KeyPurpose = 'presign' | 'webhook-secrets' | 'csrf';
+export type KeyPurpose = 'presign' | 'webhook-secrets' | 'csrf' | 'sso';
 
 export interface MasterKey {
   derive(purpose: KeyPurpose): Buffer;
