@@ -92,7 +92,7 @@ describe('roles and request forgery in the console', () => {
     await member.getByText('Your password is set.').waitFor();
     assert.equal(await member.getByLabel('Email').inputValue(), MEMBER_EMAIL);
     await member.getByLabel('Password').fill(MEMBER_PASSWORD);
-    await member.getByRole('button', { name: 'Sign in' }).click();
+    await member.getByRole('button', { name: 'Sign in', exact: true }).click();
     await member.getByRole('button', { name: 'Sign out' }).waitFor();
     await member.getByRole('heading', { level: 1, name: 'Signals' }).waitFor();
   });
@@ -212,6 +212,6 @@ describe('roles and request forgery in the console', () => {
       .getByRole('cell', { name: MEMBER_EMAIL, exact: true })
       .waitFor({ state: 'detached' });
     await member.reload();
-    await member.getByRole('button', { name: 'Sign in' }).waitFor();
+    await member.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
   });
 });

@@ -37,7 +37,7 @@ describe('sign-in with one email in two tenants', () => {
       await open(page, '/signals');
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill(password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       const tenant = page.getByLabel('Tenant');
       await tenant.waitFor();
       await page.getByText('sign in to more than one tenant').waitFor();
@@ -45,7 +45,7 @@ describe('sign-in with one email in two tenants', () => {
       assert.deepEqual(names.sort(), ['Acme Robotics', 'Globex Security']);
       await checkPage(page, 'sign-in-choose-tenant');
       await tenant.selectOption({ label: 'Globex Security' });
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByRole('button', { name: 'Sign out' }).waitFor();
       const session = await page.evaluate(async () => (await fetch('/v1/auth/session')).json());
       assert.equal(session.user.email, email);

@@ -262,7 +262,7 @@ describe('an admin adds a webhook endpoint in the console', () => {
 
   test('Sign out ends the session', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
     const res = await page.request.get('/v1/auth/session');
     assert.equal(res.status(), 401);
   });

@@ -107,6 +107,10 @@ export function createRouter() {
               },
               { path: 'detection', lazy: page(() => import('../features/detection/routes/detection-settings.tsx')) },
               { path: 'users', lazy: page(() => import('../features/users/routes/users.tsx')) },
+              {
+                path: 'single-sign-on',
+                lazy: page(() => import('../features/sso/routes/single-sign-on.tsx')),
+              },
               { path: 'retention', lazy: page(() => import('../features/settings/routes/data-retention.tsx')) },
               { path: 'account', lazy: page(() => import('../features/settings/routes/account.tsx')) },
             ],

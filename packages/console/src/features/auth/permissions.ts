@@ -21,6 +21,8 @@ const RULES = {
   /** The tenant's detection policy (which host detection signal types its agents raise). */
   readDetection: ['admin', 'member'],
   manageDetection: ['admin'],
+  /** The tenant's identity providers (single sign-on). */
+  manageSso: ['admin'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof RULES;

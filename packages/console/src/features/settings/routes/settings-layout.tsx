@@ -1,12 +1,13 @@
 import { NavLink, Outlet } from 'react-router';
 import { useCan } from '../../auth/index.ts';
 
-/** Settings: its own navigation (Integrations, Detection, Users, Data retention, Account) beside the page. */
+/** Settings: its own navigation (Integrations, Detection, Users, Single sign-on, Data retention, Account) beside the page. */
 export function SettingsLayout() {
   const integrations = useCan('readWebhooks');
   const users = useCan('manageUsers');
   const retention = useCan('manageRetention');
   const detection = useCan('readDetection');
+  const sso = useCan('manageSso');
   return (
     <div className="settings">
       <nav className="settings-nav" aria-label="Settings">
@@ -24,6 +25,11 @@ export function SettingsLayout() {
           {users && (
             <li>
               <NavLink to="/settings/users">Users</NavLink>
+            </li>
+          )}
+          {sso && (
+            <li>
+              <NavLink to="/settings/single-sign-on">Single sign-on</NavLink>
             </li>
           )}
           {retention && (
