@@ -149,10 +149,13 @@ describe('single sign-on with OpenID Connect in the console', () => {
       await page.getByRole('button', { name: 'Continue' }).click();
       await page.waitForURL(/sso_error=unknown_domain/);
       await page.getByRole('alert').getByText('Single sign-on is not set up for that email’s domain').waitFor();
-      // The SSO field is open again, and the password form is still there.
+      // Single sign-on's field is shown again; the password is one press away.
       await page.getByLabel('Work email').waitFor();
-      await page.getByLabel('Password').waitFor();
       await checkPage(page, 'sign-in-sso-error');
+      await page.getByRole('button', { name: 'Use a password instead' }).click();
+      await page.getByLabel('Password').waitFor();
+      assert.equal(await page.getByLabel('Email').evaluate((e) => e === document.activeElement), true);
+      assert.equal(await page.getByLabel('Work email').count(), 0);
     } finally {
       await context.close();
     }

@@ -1,12 +1,29 @@
+import { useEffect, useRef, useState } from 'react';
 import { AuthCard } from '../components/auth-card.tsx';
 import { SignInForm } from '../components/sign-in-form.tsx';
 import { SsoSignIn } from '../components/sso-sign-in.tsx';
 import { ssoErrorMessage } from '../sso-errors.ts';
 
-/** Shown in place of any console page while signed out; the URL stays, so it opens after. */
+/**
+ * Shown in place of any console page while signed out; the URL stays, so it opens after.
+ * Two ways in, one at a time: the password form (with **Sign in with SSO** below it), or
+ * single sign-on's work email (with the way back to the password). One at a time, so that
+ * the contract's names stay unique on the page (Email / Work email).
+ */
 export function SignInPage({ expired = false }: { expired?: boolean }) {
   // Single sign-on that did not sign the person in comes back here with ?sso_error=<code>.
   const ssoError = new URLSearchParams(window.location.search).get('sso_error');
+  const [sso, setSso] = useState(ssoError !== null);
+  const [switched, setSwitched] = useState(0);
+  const way = useRef<HTMLDivElement>(null);
+  // After a switch, the first field of the way chosen has the focus (the button pressed is gone).
+  useEffect(() => {
+    if (switched) way.current?.querySelector('input')?.focus();
+  }, [switched]);
+  const switchTo = (toSso: boolean) => {
+    setSso(toSso);
+    setSwitched((n) => n + 1);
+  };
   return (
     <AuthCard title="Sign in to Guard">
       {expired && (
@@ -19,11 +36,21 @@ export function SignInPage({ expired = false }: { expired?: boolean }) {
           <p>{ssoErrorMessage(ssoError)}</p>
         </div>
       )}
-      <SignInForm />
+      <div ref={way} key={String(sso)}>
+        {sso ? <SsoSignIn /> : <SignInForm />}
+      </div>
       <p className="auth-or" aria-hidden="true">
         or
       </p>
-      <SsoSignIn open={ssoError !== null} />
+      {sso ? (
+        <button type="button" className="button wide" onClick={() => switchTo(false)}>
+          Use a password instead
+        </button>
+      ) : (
+        <button type="button" className="button wide" onClick={() => switchTo(true)}>
+          Sign in with SSO
+        </button>
+      )}
     </AuthCard>
   );
 }
