@@ -1,8 +1,8 @@
 // OpenID Connect single sign-on in Chromium, end to end against a real provider on loopback
-// (panva's oidc-provider on http://127.0.0.1, its own login form): an admin connects the
-// provider in Settings > Single sign-on; then a new person clicks Sign in with SSO, types
-// their work email, signs in at the provider and comes back signed in to the console, an
-// admin by their group. An email of a domain without single sign-on comes back to the
+// (panva's oidc-provider on http://localhost, another site than the console's 127.0.0.1, with
+// its own login form): an admin connects the provider in Settings > Single sign-on; then a
+// new person clicks Sign in with SSO, types their work email, signs in at the provider and
+// comes back signed in to the console, an admin by their group. An email of a domain without single sign-on comes back to the
 // sign-in page with the reason in plain words.
 
 import assert from 'node:assert/strict';
@@ -36,7 +36,9 @@ before(async () => {
   idp = http.createServer();
   idp.listen(0, '127.0.0.1');
   await once(idp, 'listening');
-  issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
+  // localhost, not 127.0.0.1: another site than the console's, as a real provider is, so the
+  // SameSite=Strict session cookie is proved to work after a cross-site return.
+  issuer = `http://localhost:${(idp.address() as AddressInfo).port}`;
   const provider = new Provider(issuer, {
     clients: [
       {

@@ -35,6 +35,7 @@ const PEOPLE: Record<string, Record<string, unknown>> = {
   eve: { email: 'eve@elsewhere.test', email_verified: true, groups: [ADMIN_GROUP] },
   uma: { email: 'uma@acme.test', email_verified: false, groups: [] },
   dan: { email: 'dan@acme.test', email_verified: true, groups: ['eng'] },
+  erin: { email: 'erin@acme.test', email_verified: true },
 };
 
 function assertError(res: ApiResult, status: number, code: string) {
@@ -332,6 +333,17 @@ describe('single sign-on with OpenID Connect', () => {
     } finally {
       PEOPLE.ada.groups = [ADMIN_GROUP, 'eng'];
     }
+  });
+
+  it('a user the tenant already has signs in as themselves; without a groups claim the role stays', async () => {
+    const added = await api(base, 'POST', '/v1/users', {
+      token: a.admin_token,
+      body: { email: 'Erin@acme.test', role: 'admin' },
+    });
+    assert.equal(added.status, 201, added.text);
+    const { session } = await signInAs('erin');
+    assert.equal(session.user.id, added.json.id);
+    assert.equal(session.user.role, 'admin', 'no groups sent: the role is left as it is');
   });
 
   it("an email's case does not make a second user", async () => {

@@ -83,8 +83,8 @@ export function OidcConnection() {
         Google Workspace, Keycloak…) and arrive signed in: new people become members, people in the admin group become
         admins. Register Guard at the provider as a web application with this redirect URI:
       </p>
-      <CopyField label="Redirect URI" value={c.redirect_uri} copyLabel="Copy redirect URI" />
       <form className="form" onSubmit={onSubmit} noValidate>
+        <CopyField label="Redirect URI" value={c.redirect_uri} copyLabel="Copy redirect URI" />
         <TextField
           label="Issuer URL"
           type="url"
