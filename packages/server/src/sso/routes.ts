@@ -9,6 +9,7 @@ import { ErrorResponses } from '../kernel/route-schemas.ts';
 import { SsoConnections } from './connections.ts';
 import { emailDomain } from './oidc/claims.ts';
 import type { OidcContext } from './oidc/handlers.ts';
+import { ProviderConfigurations } from './oidc/provider.ts';
 import { consoleSignIn, oidcRoutes } from './oidc/routes.ts';
 import { SignInStartQuery } from './oidc/schemas.ts';
 
@@ -22,6 +23,7 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<SsoDeps> = async (app, deps) =
     auth: signInContext(deps),
     connections,
     secretKey: deps.masterKey.derive('sso'),
+    providers: new ProviderConfigurations(deps.now),
   };
   await app.register(oidcRoutes, oidc);
 

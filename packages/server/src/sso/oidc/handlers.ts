@@ -17,10 +17,10 @@ import { ssoMember } from '../members.ts';
 import { emailDomain, identityOf } from './claims.ts';
 import {
   authorizationUrl,
-  discover,
   exchangeCode,
   issuerProblem,
   newSignInRequest,
+  type ProviderConfigurations,
   ProviderUnavailable,
   type SignInRequest,
   scopesFor,
@@ -48,6 +48,7 @@ export interface OidcContext {
   connections: SsoConnections;
   /** Seals client secrets (masterKey.derive('sso')); the tenant id is the associated data. */
   secretKey: Buffer;
+  providers: ProviderConfigurations;
 }
 
 export function redirectUri(publicUrl: string): string {
@@ -90,7 +91,7 @@ export async function saveConnection(
     throw badRequest('client_secret is required for a new connection', 'client_secret_required');
   let scopes: string;
   try {
-    scopes = scopesFor(await discover({ issuer, clientId: body.client_id, clientSecret: secret }));
+    scopes = scopesFor(await ctx.providers.discover({ issuer, clientId: body.client_id, clientSecret: secret }));
   } catch (error) {
     if (!(error instanceof ProviderUnavailable)) throw error;
     throw badRequest(
@@ -144,13 +145,13 @@ export async function startSignIn(ctx: OidcContext, email: string): Promise<stri
 
 async function configOf(ctx: OidcContext, connection: SsoConnection<OidcConfig>) {
   try {
-    return await discover(
+    return await ctx.providers.discover(
       {
         issuer: connection.config.issuer,
         clientId: connection.config.client_id,
         clientSecret: open(ctx.secretKey, connection.secretSealed ?? '', connection.tenantId),
       },
-      `${connection.tenantId}\0${connection.updatedAt}`,
+      `${connection.tenantId}\0${connection.updatedAt}\0${connection.secretSealed}`,
     );
   } catch (error) {
     if (error instanceof ProviderUnavailable)

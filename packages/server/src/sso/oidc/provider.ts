@@ -1,5 +1,5 @@
 // The tenant's OpenID Connect provider, through openid-client: its discovery document read
-// (and kept a few minutes per connection, with the keys openid-client fetches for it), the
+// (and kept ten minutes per connection, with the keys openid-client fetches for it), the
 // authorization URL of a sign-in, and the code exchanged for verified claims.
 // Issuers are https://, or http:// on a loopback address only (development and tests):
 // openid-client's insecure-request allowance is given to exactly those.
@@ -44,18 +44,35 @@ function isLoopback(hostname: string): boolean {
 /** The provider could not be reached, or what it answered is not an OpenID Provider's. */
 export class ProviderUnavailable extends Error {}
 
-const configurations = new Map<string, { config: client.Configuration; at: number }>();
-
 /**
- * The provider's configuration for this client, from its discovery document (openid-client
- * checks that the document's issuer is exactly `issuer`). `cacheKey` names the stored
- * connection's version: a changed connection is discovered afresh.
+ * The providers' configurations, from their discovery documents (openid-client checks that a
+ * document's issuer is exactly the one asked for). A stored connection's configuration is kept
+ * ten minutes under `cacheKey` (the connection's version, its update time and sealed secret: a
+ * changed connection is discovered afresh), with the keys openid-client fetched for it.
  */
-export async function discover(c: OidcClient, cacheKey?: string): Promise<client.Configuration> {
-  const now = Date.now();
-  const key = cacheKey && `${cacheKey}\0${c.issuer}\0${c.clientId}`;
-  const kept = key ? configurations.get(key) : undefined;
-  if (kept && now - kept.at < CONFIGURATION_TTL_MS) return kept.config;
+export class ProviderConfigurations {
+  readonly #kept = new Map<string, { config: client.Configuration; at: number }>();
+  readonly #now: () => Date;
+
+  constructor(now: () => Date) {
+    this.#now = now;
+  }
+
+  async discover(c: OidcClient, cacheKey?: string): Promise<client.Configuration> {
+    const now = this.#now().getTime();
+    const key = cacheKey && `${cacheKey}\0${c.issuer}\0${c.clientId}`;
+    const kept = key ? this.#kept.get(key) : undefined;
+    if (kept && now - kept.at < CONFIGURATION_TTL_MS) return kept.config;
+    const config = await discover(c);
+    if (key) {
+      if (this.#kept.size >= CONFIGURATIONS_KEPT) this.#kept.delete(this.#kept.keys().next().value as string);
+      this.#kept.set(key, { config, at: now });
+    }
+    return config;
+  }
+}
+
+async function discover(c: OidcClient): Promise<client.Configuration> {
   const url = new URL(c.issuer);
   let config: client.Configuration;
   try {
@@ -68,10 +85,6 @@ export async function discover(c: OidcClient, cacheKey?: string): Promise<client
   }
   if (!config.serverMetadata().authorization_endpoint || !config.serverMetadata().token_endpoint)
     throw new ProviderUnavailable('the discovery document names no authorization_endpoint or token_endpoint');
-  if (key) {
-    if (configurations.size >= CONFIGURATIONS_KEPT) configurations.delete(configurations.keys().next().value as string);
-    configurations.set(key, { config, at: now });
-  }
   return config;
 }
 
