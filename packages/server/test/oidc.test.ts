@@ -430,6 +430,34 @@ describe('single sign-on with OpenID Connect', () => {
     assert.equal((await put(a.admin_token, connection({ client_secret: undefined }))).status, 200);
   });
 
+  it('a provider that cannot be reached at sign-in sends the person back with provider_unavailable', async () => {
+    // A provider of its own that answers discovery, then goes away.
+    const gone = http.createServer((_req, res) => {
+      const self = `http://127.0.0.1:${(gone.address() as AddressInfo).port}`;
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          issuer: self,
+          authorization_endpoint: `${self}/auth`,
+          token_endpoint: `${self}/token`,
+          jwks_uri: `${self}/jwks`,
+        }),
+      );
+    });
+    gone.listen(0, '127.0.0.1');
+    await once(gone, 'listening');
+    const c = await setupTenant(server);
+    const saved = await put(
+      c.admin_token,
+      connection({ issuer: `http://127.0.0.1:${(gone.address() as AddressInfo).port}`, email_domains: ['gone.test'] }),
+    );
+    assert.equal(saved.status, 200, saved.text);
+    assert.equal(saved.json.scopes, 'openid email profile', 'no groups scope: the provider does not list it');
+    gone.closeAllConnections();
+    await new Promise((r) => gone.close(r));
+    assert.equal(ssoError(await api(base, 'GET', '/v1/auth/oidc/start?email=x@gone.test')), 'provider_unavailable');
+  });
+
   it('an admin removes the connection: its domains no longer sign in, and it is audited', async () => {
     const res = await api(base, 'DELETE', '/v1/tenant/sso', { token: a.admin_token });
     assert.equal(res.status, 204, res.text);
