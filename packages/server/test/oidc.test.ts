@@ -245,6 +245,10 @@ describe('single sign-on with OpenID Connect', () => {
     assert.equal(kept.status, 200, kept.text);
     assert.equal(kept.json.has_client_secret, true);
     assert.deepEqual(kept.json.email_domains, ['acme.test']);
+    // The stored secret is sent to no other issuer: a new issuer needs it again.
+    const moved = await put(a.admin_token, connection({ client_secret: undefined, issuer: `${issuer}/` }));
+    assertError(moved, 400, 'client_secret_required');
+    assert.match(moved.json.error.message, /issuer changes/);
     const audited = await api(base, 'GET', '/v1/audit?action=sso.update', { token: a.admin_token });
     assert.equal(audited.json.entries.length, 2, audited.text);
     assert.equal(audited.json.entries[0].target, 'oidc');

@@ -1539,7 +1539,7 @@ export interface paths {
                         /** @description the provider’s issuer URL: https://, or http:// on a loopback address (development). Its discovery document is read when saved */
                         issuer: string;
                         client_id: string;
-                        /** @description required the first time; omitted later, the stored secret is kept. Never returned */
+                        /** @description required the first time and when the issuer changes; omitted otherwise, the stored secret is kept. Never returned */
                         client_secret?: string;
                         /** @description the email domains whose people sign in through this provider; each routes to one tenant only */
                         email_domains: string[];

@@ -85,10 +85,16 @@ export async function saveConnection(
   const problem = issuerProblem(issuer);
   if (problem) throw badRequest(problem, 'invalid_issuer');
   const existing = await ctx.connections.find<OidcConfig>(tenantId, 'oidc');
-  const secret =
-    body.client_secret ?? (existing?.secretSealed ? open(ctx.secretKey, existing.secretSealed, tenantId) : undefined);
+  // The stored secret is only ever sent to the issuer it was given for: a new issuer needs it again.
+  const kept = existing?.secretSealed && existing.config.issuer === issuer ? existing.secretSealed : undefined;
+  const secret = body.client_secret ?? (kept ? open(ctx.secretKey, kept, tenantId) : undefined);
   if (secret === undefined)
-    throw badRequest('client_secret is required for a new connection', 'client_secret_required');
+    throw badRequest(
+      existing
+        ? 'client_secret is required when the issuer changes (the stored one is sent to no other issuer)'
+        : 'client_secret is required for a new connection',
+      'client_secret_required',
+    );
   let scopes: string;
   try {
     scopes = scopesFor(await ctx.providers.discover({ issuer, clientId: body.client_id, clientSecret: secret }));

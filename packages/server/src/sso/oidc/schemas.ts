@@ -23,7 +23,8 @@ export const OidcConnectionChange = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 1000,
-        description: 'required the first time; omitted later, the stored secret is kept. Never returned',
+        description:
+          'required the first time and when the issuer changes; omitted otherwise, the stored secret is kept. Never returned',
       }),
     ),
     email_domains: Type.Array(Domain, {

@@ -55,7 +55,11 @@ export function OidcConnection() {
     issuer: issuerProblem(shown.issuer),
     clientId: shown.clientId.trim() ? undefined : 'Enter the client ID the provider gave Guard.',
     clientSecret:
-      c.has_client_secret || shown.clientSecret ? undefined : 'Enter the client secret the provider gave Guard.',
+      shown.clientSecret || (c.has_client_secret && shown.issuer.trim() === c.issuer)
+        ? undefined
+        : c.has_client_secret
+          ? 'The issuer changed: enter the client secret again (the stored one is sent to no other issuer).'
+          : 'Enter the client secret the provider gave Guard.',
     domains: domainsProblem(domains),
   };
   const serverField = fieldOf(save.error);
@@ -108,7 +112,7 @@ export function OidcConnection() {
           onChange={(e) => edit({ clientSecret: e.target.value })}
           hint={
             c.has_client_secret
-              ? 'A secret is stored (it is never shown). Leave this empty to keep it.'
+              ? 'A secret is stored (it is never shown). Leave this empty to keep it, unless the issuer changes.'
               : 'Stored encrypted; it is never shown again.'
           }
           error={checked ? problems.clientSecret : undefined}
