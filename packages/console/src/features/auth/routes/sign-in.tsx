@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
+import { useSearchParams } from 'react-router';
 import { AuthCard } from '../components/auth-card.tsx';
 import { SignInForm } from '../components/sign-in-form.tsx';
 import { SsoSignIn } from '../components/sso-sign-in.tsx';
@@ -11,8 +12,16 @@ import { ssoErrorMessage } from '../sso-errors.ts';
  * the contract's names stay unique on the page (Email / Work email).
  */
 export function SignInPage({ expired = false }: { expired?: boolean }) {
-  // Single sign-on that did not sign the person in comes back here with ?sso_error=<code>.
-  const ssoError = new URLSearchParams(window.location.search).get('sso_error');
+  // Single sign-on that did not sign the person in comes back here with ?sso_error=<code>:
+  // said once, then taken out of the URL (a later sign-in page must not repeat it).
+  const [params, setParams] = useSearchParams();
+  const [ssoError] = useState(() => params.get('sso_error'));
+  useEffect(() => {
+    if (!params.has('sso_error')) return;
+    const rest = new URLSearchParams(params);
+    rest.delete('sso_error');
+    setParams(rest, { replace: true });
+  }, [params, setParams]);
   const [sso, setSso] = useState(ssoError !== null);
   const [switched, setSwitched] = useState(0);
   const way = useRef<HTMLDivElement>(null);
