@@ -3,8 +3,7 @@
 
 const MESSAGES: Record<string, string> = {
   invalid_email: 'Enter your work email (name@company.com) to sign in with SSO.',
-  unknown_domain:
-    'Single sign-on is not set up for that email’s domain. Check the email, or use a password instead.',
+  unknown_domain: 'Single sign-on is not set up for that email’s domain. Check the email, or use a password instead.',
   provider_unavailable:
     'Your identity provider could not be reached. Try again in a moment; if it keeps failing, ask your Guard admin to check the single sign-on settings.',
   invalid_state: 'That sign-in expired or was already used. Start again with Sign in with SSO.',
