@@ -35,10 +35,14 @@ describe('OIDC claims policy', () => {
       });
   });
 
-  it("Entra ID's xms_edov stands for email_verified", () => {
+  it("Entra ID's xms_edov stands for an absent email_verified, never against a false one", () => {
     assert.deepEqual(identityOf({ email: 'ada@acme.test', xms_edov: true }, DOMAINS), {
       email: 'ada@acme.test',
       groups: undefined,
+    });
+    assert.deepEqual(identityOf({ email: 'ada@acme.test', xms_edov: false }, DOMAINS), { refused: 'email_unverified' });
+    assert.deepEqual(identityOf({ email: 'ada@acme.test', email_verified: false, xms_edov: true }, DOMAINS), {
+      refused: 'email_unverified',
     });
   });
 

@@ -23,8 +23,9 @@ export function emailDomain(email: string): string | undefined {
 
 /**
  * The identity of verified claims, or why it is refused. The email must be verified:
- * `email_verified: true`, or Microsoft Entra ID's `xms_edov: true` (the email's domain is
- * verified by the Entra tenant; Entra sends no email_verified). An email claim that is absent,
+ * `email_verified: true`, or, only when there is no email_verified at all, Microsoft Entra ID's
+ * `xms_edov: true` (the email's domain is verified by the Entra tenant; Entra sends no
+ * email_verified). An email claim that is absent,
  * not a string or too long is missing.
  */
 export function identityOf(
@@ -34,7 +35,8 @@ export function identityOf(
   const email = claims.email;
   if (typeof email !== 'string' || email.length > MAX_EMAIL_LENGTH || !emailDomain(email))
     return { refused: 'email_missing' };
-  if (claims.email_verified !== true && claims.xms_edov !== true) return { refused: 'email_unverified' };
+  const verified = claims.email_verified === undefined ? claims.xms_edov === true : claims.email_verified === true;
+  if (!verified) return { refused: 'email_unverified' };
   const domain = emailDomain(email);
   if (!domain || !domains.includes(domain)) return { refused: 'wrong_domain' };
   return { email, groups: groupsOf(claims.groups) };
