@@ -158,9 +158,15 @@ export async function exchangeCode(
   if (!idToken) throw new Error('the provider returned no ID token');
   const claims: Claims = { ...idToken };
   if ((claims.email === undefined || claims.groups === undefined) && config.serverMetadata().userinfo_endpoint) {
-    // openid-client checks that UserInfo's sub is the ID token's.
-    const info = await client.fetchUserInfo(config, tokens.access_token, idToken.sub);
-    for (const [k, v] of Object.entries(info)) if (claims[k] === undefined) claims[k] = v;
+    try {
+      // openid-client checks that UserInfo's sub is the ID token's.
+      const info = await client.fetchUserInfo(config, tokens.access_token, idToken.sub);
+      for (const [k, v] of Object.entries(info)) if (claims[k] === undefined) claims[k] = v;
+    } catch (error) {
+      // Only groups were wanted (the ID token has the email): sign in without them, the role
+      // left as it is, rather than not at all.
+      if (claims.email === undefined) throw error;
+    }
   }
   return claims;
 }
