@@ -160,7 +160,7 @@ describe('two-step sign-in in the console', () => {
       await rita.getByRole('button', { name: 'Reset two-step' }).click();
       await rita.getByText('off', { exact: true }).waitFor();
       // Requiring single sign-on without a connected provider says what to do first.
-      await page.getByRole('checkbox', { name: 'Require single sign-on' }).check();
+      await page.getByRole('checkbox', { name: 'Require single sign-on' }).click();
       await page.getByText('Connect an identity provider').waitFor();
     } finally {
       await context.close();

@@ -26,7 +26,7 @@ import { SERVER_VERSION } from './kernel/version.ts';
 import { objectRoutes } from './objects/index.ts';
 import { scimRoutes } from './scim/index.ts';
 import { signalRoutes } from './signals/index.ts';
-import { samlRoutes } from './sso/index.ts';
+import { ssoRoutes } from './sso/index.ts';
 import { supportRoutes } from './support/index.ts';
 import { tenantRoutes } from './tenants/index.ts';
 import { userRoutes } from './users/index.ts';
@@ -63,11 +63,11 @@ export async function buildApp(
   await app.register(healthRoutes, deps);
   await app.register(authRoutes, deps);
   await app.register(userRoutes, deps);
-  await app.register(samlRoutes, deps); // SAML single sign-on: the tenant's IdP, and the sign-in round trip
   await app.register(auditRoutes, deps);
   await app.register(enrollmentRoutes, deps);
   await app.register(tenantRoutes, deps);
   await app.register(scimRoutes, deps); // SCIM tokens (/v1/tenant/scim-tokens) and SCIM 2.0 at /scim/v2
+  await app.register(ssoRoutes, deps); // single sign-on: the tenant's identity providers, the OIDC and SAML round trips
   await app.register(agentRoutes, deps);
   await app.register(bundleRequestRoutes, deps); // console push: requests, and the daemon's long poll
   await app.register(detectionRoutes, {

@@ -2204,366 +2204,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/tenant/saml": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The tenant's SAML identity provider (null until configured) and the SP facts to give it (admin) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            service_provider: {
-                                /** @description the SP entity ID (audience) to give the IdP */
-                                entity_id: string;
-                                /** @description the Assertion Consumer Service URL (HTTP-POST) to give the IdP */
-                                acs_url: string;
-                                /** @description the SP metadata document, for IdPs that import it */
-                                metadata_url: string;
-                                /** @description the NameID format asked for */
-                                name_id_format: string;
-                            };
-                            /** @description null until an admin configures one */
-                            connection: {
-                                idp_entity_id: string;
-                                sso_url: string;
-                                idp_certificates: {
-                                    pem: string;
-                                    subject: string;
-                                    /** Format: date-time */
-                                    not_after: string;
-                                    sha256_fingerprint: string;
-                                }[];
-                                email_domains: string[];
-                                admin_group: string | null;
-                                email_attribute: string | null;
-                                groups_attribute: string | null;
-                                /** Format: date-time */
-                                updated_at: string;
-                            } | null;
-                        };
-                    };
-                };
-                /** @description Every 4xx/5xx response */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /**
-                                 * @description snake_case error code
-                                 * @example invalid_request
-                                 */
-                                code: string;
-                                /** @description what went wrong, for people */
-                                message: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
-        /** Configure the tenant's SAML identity provider (admin; audited). 400 invalid_sso_url, invalid_certificate, invalid_domain; 409 domain_taken when an email domain signs in elsewhere */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description the IdP's entity ID (Issuer of its assertions) */
-                        idp_entity_id: string;
-                        /** @description the IdP's single sign-on URL (HTTP-Redirect binding): https://, or http:// on loopback */
-                        sso_url: string;
-                        /** @description the IdP's signing certificates in PEM (two or three while it rotates) */
-                        idp_certificates: string[];
-                        /** @description email domains whose users sign in through this IdP (each belongs to one tenant) */
-                        email_domains: string[];
-                        /** @description members of this IdP group are admins (needs groups_attribute) */
-                        admin_group?: string | null;
-                        /** @description attribute holding the email, when the NameID is not of format emailAddress */
-                        email_attribute?: string | null;
-                        /** @description attribute holding the user's groups */
-                        groups_attribute?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            service_provider: {
-                                /** @description the SP entity ID (audience) to give the IdP */
-                                entity_id: string;
-                                /** @description the Assertion Consumer Service URL (HTTP-POST) to give the IdP */
-                                acs_url: string;
-                                /** @description the SP metadata document, for IdPs that import it */
-                                metadata_url: string;
-                                /** @description the NameID format asked for */
-                                name_id_format: string;
-                            };
-                            /** @description null until an admin configures one */
-                            connection: {
-                                idp_entity_id: string;
-                                sso_url: string;
-                                idp_certificates: {
-                                    pem: string;
-                                    subject: string;
-                                    /** Format: date-time */
-                                    not_after: string;
-                                    sha256_fingerprint: string;
-                                }[];
-                                email_domains: string[];
-                                admin_group: string | null;
-                                email_attribute: string | null;
-                                groups_attribute: string | null;
-                                /** Format: date-time */
-                                updated_at: string;
-                            } | null;
-                        };
-                    };
-                };
-                /** @description Every 4xx/5xx response */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /**
-                                 * @description snake_case error code
-                                 * @example invalid_request
-                                 */
-                                code: string;
-                                /** @description what went wrong, for people */
-                                message: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
-        post?: never;
-        /** Remove the tenant's SAML identity provider (admin; audited); its users keep their accounts */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Every 4xx/5xx response */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /**
-                                 * @description snake_case error code
-                                 * @example invalid_request
-                                 */
-                                code: string;
-                                /** @description what went wrong, for people */
-                                message: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/auth/saml/metadata": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Guard's SAML service provider metadata (XML): entity ID, ACS URL, NameID format */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description SAML metadata XML */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/samlmetadata+xml": string;
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/auth/saml/start": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Start a SAML sign-in: 302 to the IdP of the email's domain with an AuthnRequest; with no SAML connection for it, 302 to the console with ?sso_error=sso_not_configured */
-        get: {
-            parameters: {
-                query: {
-                    /** @description the work email signing in */
-                    email: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description a redirect (Location) */
-                302: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Every 4xx/5xx response */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /**
-                                 * @description snake_case error code
-                                 * @example invalid_request
-                                 */
-                                code: string;
-                                /** @description what went wrong, for people */
-                                message: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/auth/saml/acs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** The SAML Assertion Consumer Service (HTTP-POST binding): the IdP's signed response → the session cookie and 303 to the console; any refusal → 303 to the console with ?sso_error=<code> */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/x-www-form-urlencoded": {
-                        SAMLResponse: string;
-                        RelayState?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description a redirect (Location) */
-                303: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Every 4xx/5xx response */
-                "4XX": {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            error: {
-                                /**
-                                 * @description snake_case error code
-                                 * @example invalid_request
-                                 */
-                                code: string;
-                                /** @description what went wrong, for people */
-                                message: string;
-                            };
-                        };
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/audit": {
         parameters: {
             query?: never;
@@ -3121,6 +2761,715 @@ export interface paths {
                 };
             };
         };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tenant/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's OpenID Connect provider (admin), without its secret, and the redirect URI to register */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description whether the tenant has an OpenID Connect connection */
+                            configured: boolean;
+                            /** @description the redirect URI to register at the provider */
+                            redirect_uri: string;
+                            issuer: string | null;
+                            client_id: string | null;
+                            has_client_secret: boolean;
+                            email_domains: string[];
+                            admin_group: string | null;
+                            /** @description the scopes sign-in asks for (groups only when the provider lists it) */
+                            scopes: string | null;
+                            updated_at: string | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /** Connect the tenant's OpenID Connect provider (admin; audited). The issuer's discovery document is read now (400 invalid_issuer when it cannot be); an email domain routed to another tenant is 409 domain_taken; the client secret is sealed and never returned (omitted, the stored one is kept) */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the provider’s issuer URL: https://, or http:// on a loopback address (development). Its discovery document is read when saved */
+                        issuer: string;
+                        client_id: string;
+                        /** @description required the first time and when the issuer changes; omitted otherwise, the stored secret is kept. Never returned */
+                        client_secret?: string;
+                        /** @description the email domains whose people sign in through this provider; each routes to one tenant only */
+                        email_domains: string[];
+                        /** @description members of this group (the provider’s groups claim) are admins; null or absent: none */
+                        admin_group?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description whether the tenant has an OpenID Connect connection */
+                            configured: boolean;
+                            /** @description the redirect URI to register at the provider */
+                            redirect_uri: string;
+                            issuer: string | null;
+                            client_id: string | null;
+                            has_client_secret: boolean;
+                            email_domains: string[];
+                            admin_group: string | null;
+                            /** @description the scopes sign-in asks for (groups only when the provider lists it) */
+                            scopes: string | null;
+                            updated_at: string | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Remove the tenant's OpenID Connect provider (admin; audited): its people sign in by password again */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/oidc/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Single sign-on through the email domain's OpenID Connect provider: 302 to its authorization endpoint (code flow, PKCE S256, state and nonce); an unknown domain goes back to the console sign-in with sso_error */
+        get: {
+            parameters: {
+                query: {
+                    /** @description the work email: its domain names the tenant’s provider */
+                    email: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a redirect (Location) */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The provider's answer (the redirect URI): on a verified ID token of an allowed email, the session cookie and 303 to the console; any refusal goes back to the console sign-in with sso_error */
+        get: {
+            parameters: {
+                query?: {
+                    state?: string;
+                    code?: string;
+                    iss?: string;
+                    error?: string;
+                    error_description?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a redirect (Location) */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description a redirect (Location) */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tenant/saml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's SAML identity provider (null until configured) and the SP facts to give it (admin) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            service_provider: {
+                                /** @description the SP entity ID (audience) to give the IdP */
+                                entity_id: string;
+                                /** @description the Assertion Consumer Service URL (HTTP-POST) to give the IdP */
+                                acs_url: string;
+                                /** @description the SP metadata document, for IdPs that import it */
+                                metadata_url: string;
+                                /** @description the NameID format asked for */
+                                name_id_format: string;
+                            };
+                            /** @description null until an admin configures one */
+                            connection: {
+                                idp_entity_id: string;
+                                sso_url: string;
+                                idp_certificates: {
+                                    pem: string;
+                                    subject: string;
+                                    /** Format: date-time */
+                                    not_after: string;
+                                    sha256_fingerprint: string;
+                                }[];
+                                email_domains: string[];
+                                admin_group: string | null;
+                                email_attribute: string | null;
+                                groups_attribute: string | null;
+                                /** Format: date-time */
+                                updated_at: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /** Configure the tenant's SAML identity provider (admin; audited). 400 invalid_sso_url, invalid_certificate, invalid_domain; 409 domain_taken when an email domain signs in elsewhere */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the IdP's entity ID (Issuer of its assertions) */
+                        idp_entity_id: string;
+                        /** @description the IdP's single sign-on URL (HTTP-Redirect binding): https://, or http:// on loopback */
+                        sso_url: string;
+                        /** @description the IdP's signing certificates in PEM (two or three while it rotates) */
+                        idp_certificates: string[];
+                        /** @description email domains whose users sign in through this IdP (each belongs to one tenant) */
+                        email_domains: string[];
+                        /** @description members of this IdP group are admins (needs groups_attribute) */
+                        admin_group?: string | null;
+                        /** @description attribute holding the email, when the NameID is not of format emailAddress */
+                        email_attribute?: string | null;
+                        /** @description attribute holding the user's groups */
+                        groups_attribute?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            service_provider: {
+                                /** @description the SP entity ID (audience) to give the IdP */
+                                entity_id: string;
+                                /** @description the Assertion Consumer Service URL (HTTP-POST) to give the IdP */
+                                acs_url: string;
+                                /** @description the SP metadata document, for IdPs that import it */
+                                metadata_url: string;
+                                /** @description the NameID format asked for */
+                                name_id_format: string;
+                            };
+                            /** @description null until an admin configures one */
+                            connection: {
+                                idp_entity_id: string;
+                                sso_url: string;
+                                idp_certificates: {
+                                    pem: string;
+                                    subject: string;
+                                    /** Format: date-time */
+                                    not_after: string;
+                                    sha256_fingerprint: string;
+                                }[];
+                                email_domains: string[];
+                                admin_group: string | null;
+                                email_attribute: string | null;
+                                groups_attribute: string | null;
+                                /** Format: date-time */
+                                updated_at: string;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Remove the tenant's SAML identity provider (admin; audited); its users keep their accounts */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/saml/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Guard's SAML service provider metadata (XML): entity ID, ACS URL, NameID format */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description SAML metadata XML */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/samlmetadata+xml": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/saml/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Start a SAML sign-in: 302 to the IdP of the email's domain with an AuthnRequest; with no SAML connection for it, 302 to the console with ?sso_error=sso_not_configured */
+        get: {
+            parameters: {
+                query: {
+                    /** @description the work email signing in */
+                    email: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a redirect (Location) */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/saml/acs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The SAML Assertion Consumer Service (HTTP-POST binding): the IdP's signed response → the session cookie and 303 to the console; any refusal → 303 to the console with ?sso_error=<code> */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/x-www-form-urlencoded": {
+                        SAMLResponse: string;
+                        RelayState?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description a redirect (Location) */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sso/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Single sign-on by work email: 302 to the start of the email domain's protocol (/v1/auth/oidc/start or /v1/auth/saml/start); an unknown domain goes back to the console sign-in with sso_error=unknown_domain */
+        get: {
+            parameters: {
+                query: {
+                    /** @description the work email: its domain names the tenant’s provider */
+                    email: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a redirect (Location) */
+                302: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;

@@ -37,7 +37,9 @@ export type AuditAction =
   | 'webhook_endpoint.replay'
   | 'webhook_endpoint.replay_cancel'
   | 'saml.update'
-  | 'saml.delete';
+  | 'saml.delete'
+  | 'sso.update'
+  | 'sso.delete';
 
 /**
  * Who did it: a user (a principal of the auth capability), or a machine acting for the tenant,

@@ -1,7 +1,6 @@
 // Who is calling, and the secrets that prove it: bearer tokens and console sessions
 // (principal.ts, secrets.ts), sign-in and each user's own account (routes.ts), and what the
 // users capability needs to hand out set-password links and remove a user's credentials.
-
 export type { AuthContext } from './context.ts';
 export { deleteCredentialsOf } from './credentials-repository.ts';
 export { AuthFlows, type Flow, type FlowKind } from './flows.ts';
@@ -20,7 +19,7 @@ export {
   type UserPrincipal,
 } from './principal.ts';
 export { stillAuthorised } from './principal-recheck.ts';
-export { type AuthRoutesDeps, authRoutes, signInContext } from './routes.ts';
+export { type AuthRoutesDeps, authRoutes, type SignInDeps, signInContext } from './routes.ts';
 export { hashPassword, hashSecret, NO_PASSWORD, newId, newPassword, newSecret } from './secrets.ts';
 export { normaliseEmail } from './sessions/handlers.ts';
 export type { SessionSettings } from './settings.ts';

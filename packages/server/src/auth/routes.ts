@@ -31,6 +31,9 @@ export interface AuthRoutesDeps {
   config: { sessions: SessionSettings };
 }
 
+/** What a sign-in needs of the server, for a capability that signs people in too (sso/). */
+export type SignInDeps = AuthRoutesDeps;
+
 /**
  * What opening a session needs (openSession), for the sign-in routes here and for single
  * sign-on's (sso/), which end their round trips with a session too.

@@ -8,9 +8,6 @@ export function PasskeySignIn() {
   if (!browserSupportsWebAuthn()) return null;
   return (
     <div className="passkey-sign-in">
-      <p className="divider">
-        <span>or</span>
-      </p>
       {signIn.error && <WriteError error={new Error(passkeyProblem(signIn.error))} />}
       <button type="button" className="button wide" disabled={signIn.isPending} onClick={() => signIn.mutate()}>
         Sign in with a passkey

@@ -27,7 +27,16 @@ function tenantsOf(error: unknown): TenantChoice[] | undefined {
   return Array.isArray(tenants) ? (tenants as TenantChoice[]) : undefined;
 }
 
-export function SignInForm({ email: initialEmail = '', onSignedIn }: { email?: string; onSignedIn?: () => void }) {
+export function SignInForm({
+  email: initialEmail = '',
+  onSignedIn,
+  onSecondStep,
+}: {
+  email?: string;
+  onSignedIn?: () => void;
+  /** Told when the second step is asked (true) and left (false). */
+  onSecondStep?: (asked: boolean) => void;
+}) {
   const signIn = useSignIn();
   const id = useId();
   const [email, setEmail] = useState(initialEmail);
@@ -41,8 +50,10 @@ export function SignInForm({ email: initialEmail = '', onSignedIn }: { email?: s
       { email, password, ...(choices && tenant ? { tenant_id: tenant } : {}) },
       {
         onSuccess: (answer) => {
-          if ('mfa_required' in answer) setChallenge(answer);
-          else onSignedIn?.();
+          if ('mfa_required' in answer) {
+            setChallenge(answer);
+            onSecondStep?.(true);
+          } else onSignedIn?.();
         },
         onError: (error) => {
           const offered = tenantsOf(error);
@@ -61,6 +72,7 @@ export function SignInForm({ email: initialEmail = '', onSignedIn }: { email?: s
         challenge={challenge}
         onStartOver={() => {
           setChallenge(undefined);
+          onSecondStep?.(false);
           setPassword('');
           signIn.reset();
         }}

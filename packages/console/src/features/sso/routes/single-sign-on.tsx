@@ -1,19 +1,24 @@
-// Settings > Single sign-on (admin): the tenant's identity providers. The SAML connection here;
-// the OpenID Connect one sits beside it on the same page.
+// Settings > Single sign-on (admin): the tenant's identity providers, each protocol in its own
+// section — OpenID Connect (components/oidc-connection.tsx) and SAML
+// (components/saml-connection.tsx). An email domain routes to one of them.
 
 import { Page } from '../../../components/page.tsx';
-import { gated } from '../../auth/index.ts';
+import { Gate } from '../../auth/index.ts';
+import { OidcConnection } from '../components/oidc-connection.tsx';
 import { SamlConnection } from '../components/saml-connection.tsx';
 
-function SingleSignOnPage() {
+export function SingleSignOnPage() {
   return (
-    <Page
-      title="Single sign-on"
-      description="Let your people sign in with your identity provider: new users of your email domains join as members."
-    >
-      <SamlConnection />
-    </Page>
+    <Gate permission="manageSso">
+      <Page
+        title="Single sign-on"
+        description="Let your people sign in to Guard through your organisation’s identity provider: OpenID Connect or SAML. New users of your email domains join as members."
+      >
+        <OidcConnection />
+        <SamlConnection />
+      </Page>
+    </Gate>
   );
 }
 
-export default gated('manageSso', SingleSignOnPage);
+export default SingleSignOnPage;
