@@ -8,6 +8,8 @@ export {
   type AgentKeyLookup,
   type AgentPrincipal,
   authenticateRequests,
+  type DeclaredRoute,
+  declaredRoutes,
   type Principal,
   requireAgent,
   requireTenantUser,
@@ -18,6 +20,7 @@ export {
 } from './principal.ts';
 export { stillAuthorised } from './principal-recheck.ts';
 export { authRoutes } from './routes.ts';
+export { SCOPE_AREAS, type ScopeArea, TOKEN_SCOPES, type TokenScope } from './scopes.ts';
 export { hashPassword, hashSecret, NO_PASSWORD, newId, newPassword, newSecret } from './secrets.ts';
 export { normaliseEmail } from './sessions/handlers.ts';
 export type { SessionSettings } from './settings.ts';

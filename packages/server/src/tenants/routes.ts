@@ -70,6 +70,7 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<TenantsDeps> = async (app, 
   app.get(
     '/v1/tenant/settings',
     {
+      config: { scope: 'settings' },
       schema: {
         tags: ['tenant'],
         summary: "The tenant's settings (admins and members their own; support staff name the tenant)",
@@ -90,6 +91,7 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<TenantsDeps> = async (app, 
   app.patch(
     '/v1/tenant/settings',
     {
+      config: { scope: 'settings' },
       schema: {
         tags: ['tenant'],
         summary: "Change the tenant's settings (admin; audited)",

@@ -35,6 +35,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UsersDeps> = async (app, deps
   app.get(
     '/v1/users',
     {
+      config: { scope: 'users' },
       schema: {
         tags: ['users'],
         summary: "The tenant's users, oldest first (admin)",
@@ -47,6 +48,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UsersDeps> = async (app, deps
   app.post(
     '/v1/users',
     {
+      config: { scope: 'users' },
       schema: {
         tags: ['users'],
         summary: 'Add a user (admin). The response carries a one-time set_password_url, shown once; 409 email_taken',
@@ -64,6 +66,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UsersDeps> = async (app, deps
   app.patch(
     '/v1/users/:id',
     {
+      config: { scope: 'users' },
       schema: {
         tags: ['users'],
         summary: "Change a user's role (admin); 409 last_admin for the tenant's last admin",
@@ -78,6 +81,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UsersDeps> = async (app, deps
   app.delete(
     '/v1/users/:id',
     {
+      config: { scope: 'users' },
       schema: {
         tags: ['users'],
         summary:
@@ -96,6 +100,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UsersDeps> = async (app, deps
   app.post(
     '/v1/users/:id/password-link',
     {
+      config: { scope: 'users' },
       schema: {
         tags: ['users'],
         summary: "A new one-time set-password link for a user (admin); the user's earlier links stop working",
