@@ -661,6 +661,12 @@ export interface paths {
                                 id: string;
                                 name: string;
                                 created_at: string;
+                                /** @description null: full access */
+                                scopes: ("read" | "webhooks:read" | "webhooks:write" | "signals:read" | "signals:write" | "servers:read" | "servers:write" | "bundles:read" | "bundles:write" | "users:read" | "users:write" | "audit:read" | "settings:read" | "settings:write")[] | null;
+                                /** @description null: never expires */
+                                expires_at: string | null;
+                                /** @description written at most once a minute */
+                                last_used_at: string | null;
                             }[];
                         };
                     };
@@ -687,7 +693,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a personal API token with your role; the response carries it, once */
+        /** Create a personal API token: full access of your role, or scoped; expiring in 1 to 365 days or never. The response carries it, once */
         post: {
             parameters: {
                 query?: never;
@@ -699,6 +705,10 @@ export interface paths {
                 content: {
                     "application/json": {
                         name: string;
+                        /** @description omitted: full access, everything your role may do */
+                        scopes?: ("read" | "webhooks:read" | "webhooks:write" | "signals:read" | "signals:write" | "servers:read" | "servers:write" | "bundles:read" | "bundles:write" | "users:read" | "users:write" | "audit:read" | "settings:read" | "settings:write")[];
+                        /** @description omitted or null: the token never expires */
+                        expires_in_days?: number | null;
                     };
                 };
             };
@@ -713,6 +723,12 @@ export interface paths {
                             id: string;
                             name: string;
                             created_at: string;
+                            /** @description null: full access */
+                            scopes: ("read" | "webhooks:read" | "webhooks:write" | "signals:read" | "signals:write" | "servers:read" | "servers:write" | "bundles:read" | "bundles:write" | "users:read" | "users:write" | "audit:read" | "settings:read" | "settings:write")[] | null;
+                            /** @description null: never expires */
+                            expires_at: string | null;
+                            /** @description written at most once a minute */
+                            last_used_at: string | null;
                             /** @description gut_…: shown once, never again */
                             token: string;
                         };
@@ -1135,6 +1151,68 @@ export interface paths {
                             }[];
                             next_before: string | null;
                         };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download the audit log (the same filters as GET /v1/audit) as CSV or JSON Lines, newest first; audited as audit.export */
+        get: {
+            parameters: {
+                query: {
+                    /** @description csv: RFC 4180 with a header row; jsonl: one JSON object per line */
+                    format: "csv" | "jsonl";
+                    /** @description support staff only; an admin always reads their own tenant's */
+                    tenant_id?: string;
+                    action?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the entries, streamed; Content-Disposition names a dated file */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                        "application/jsonl": string;
                     };
                 };
                 /** @description Every 4xx/5xx response */

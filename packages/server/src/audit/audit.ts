@@ -26,7 +26,8 @@ export type AuditAction =
   | 'webhook_endpoint.failing'
   | 'webhook_endpoint.disabled'
   | 'webhook_endpoint.replay'
-  | 'webhook_endpoint.replay_cancel';
+  | 'webhook_endpoint.replay_cancel'
+  | 'audit.export';
 
 /**
  * Who did it: a user (a principal of the auth capability), or a machine acting for the tenant,
