@@ -160,6 +160,7 @@ describe('scoped API tokens', () => {
     const res = await api(base, 'GET', '/v1/agent/commands', { token: t.token });
     assertError(res, 403, 'insufficient_scope');
     assert.match(res.json.error.message, /full-access/);
+    assertError(await api(base, 'GET', '/v1/no-such-thing', { token: t.token }), 404, 'not_found');
   });
 
   it('refuses unknown, empty and duplicate scopes and out-of-range expiries', async () => {

@@ -192,7 +192,9 @@ export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void
     if (authorization !== undefined) {
       const principal = await resolvePrincipal(deps, authorization);
       // A scoped token calls only the routes of its scopes (scopes.ts): deny by default.
-      if (principal?.kind === 'user') checkScope(principal.scopes, req.routeOptions.config?.scope, req.method);
+      // An unknown path stays a 404 (no route, no area to judge).
+      if (principal?.kind === 'user' && !req.is404)
+        checkScope(principal.scopes, req.routeOptions.config?.scope, req.method);
       req.principal = principal;
       return;
     }
