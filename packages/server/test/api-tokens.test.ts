@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { declaredRoutes } from '../src/auth/index.ts';
+import { declaredRoutes, stillAuthorised, type UserPrincipal } from '../src/auth/index.ts';
 import { asBrowser, signIn } from './console-session.ts';
 import { api, isErrorShape, type Loose, setupTenant, startTestServer, type TestServer } from './harness.ts';
 
@@ -185,6 +185,28 @@ describe('scoped API tokens', () => {
     server.clock.advance(1000);
     const res = await api(base, 'GET', '/v1/signals', { token: t.token });
     assertError(res, 401, 'token_expired');
+    // A request that outlives its authentication (a listen stream) is ended by the expiry too.
+    const row = await server.deps.db
+      .selectFrom('api_tokens')
+      .innerJoin('users', 'users.id', 'api_tokens.user_id')
+      .select(['users.id', 'users.email'])
+      .where('api_tokens.id', '=', t.id)
+      .executeTakeFirstOrThrow();
+    const principal: UserPrincipal = {
+      kind: 'user',
+      userId: row.id,
+      tenantId: a.tenant_id,
+      role: 'admin',
+      email: row.email,
+      tokenId: t.id,
+      scopes: ['read'],
+    };
+    assert.equal(await stillAuthorised(server.deps.db, principal, ['admin'], server.clock.now()), false);
+    assert.equal(
+      await stillAuthorised(server.deps.db, principal, ['admin'], new Date(server.clock.ms - 1000)),
+      true,
+      'it held until the expiry',
+    );
     // The list still shows it, expired, so its owner sees why and revokes it.
     const listed = (await api(base, 'GET', '/v1/me/tokens', { token: a.admin_token })).json.tokens;
     assert.equal(listed.find((x: Loose) => x.id === t.id).expires_at, t.expires_at);
