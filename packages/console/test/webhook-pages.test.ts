@@ -161,7 +161,14 @@ describe("an admin reads the webhook pages: the delivery log, a delivery's reque
     const headings = await page.getByRole('heading', { level: 2 }).allTextContents();
     assert.deepEqual(
       headings.map((h) => h.split(' ')[0]),
-      ['signal_created', 'test', 'endpoint.failing', 'endpoint.disabled', 'endpoint.certificate_expiring'],
+      [
+        'signal_created',
+        'test',
+        'endpoint.failing',
+        'endpoint.disabled',
+        'endpoint.certificate_expiring',
+        'audit.event',
+      ],
     );
     const fields = page.getByRole('table', { name: 'Fields of endpoint.failing' });
     await waitForText(fields, 'data.disable_at');

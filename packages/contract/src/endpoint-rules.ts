@@ -31,6 +31,7 @@ export const EVENT_TYPES = [
   'endpoint.failing',
   'endpoint.disabled',
   'endpoint.certificate_expiring',
+  'audit.event',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -48,6 +48,7 @@ describe('the webhook event catalog', () => {
       'endpoint.failing',
       'endpoint.disabled',
       'endpoint.certificate_expiring',
+      'audit.event',
     ]);
     assert.deepEqual(Object.keys(hooks.signal_created.post.requestBody.content['application/json'].examples), [
       'signal_created',

@@ -3,7 +3,7 @@
 // the OpenAPI 3.1 `webhooks` of /openapi.json; the console's Event catalog shows them; tests
 // check that every example fits its schema and that the envelopes the server builds do too.
 // The receiver SDK's types (@guard/webhooks: SignalCreatedEvent, EndpointFailingEvent,
-// EndpointDisabledEvent) describe the same bodies; it has no dependency, so it cannot import
+// EndpointDisabledEvent, EndpointCertificateExpiringEvent, AuditEvent) describe the same bodies; it has no dependency, so it cannot import
 // these. Plain JSON Schema `as const`, like wire.ts.
 
 import type { Static } from 'typebox';
@@ -143,6 +143,32 @@ export const EndpointCertificateExpiringEvent = envelope('endpoint.certificate_e
 } as const);
 export type EndpointCertificateExpiringEvent = Static<typeof EndpointCertificateExpiringEvent>;
 
+export const AuditEventData = {
+  type: 'object',
+  description: 'the audit log entry, as GET /v1/audit shows it (without the email)',
+  required: ['event_id', 'id', 'at', 'actor_id', 'actor_role', 'action', 'target', 'tenant_id'],
+  properties: {
+    event_id: {
+      type: 'string',
+      description: 'unique per event: deduplicate on it (it is signed, unlike Guard-Delivery)',
+    },
+    id: { type: 'string', description: "the entry's id in the audit log" },
+    at: { ...Timestamp, description: 'when it happened' },
+    actor_id: {
+      type: 'string',
+      description:
+        'who did it: a user id, or a machine such as guard (the delivery machinery), sso:oidc, scim:<token id>',
+    },
+    actor_role: { type: 'string', description: "admin, member, support, or the machine's own: system, sso, scim" },
+    action: { type: 'string', description: 'what was done, e.g. user.create, bundle.show, tenant.settings' },
+    target: { type: 'string', description: 'the id read or changed' },
+    tenant_id: { type: 'string', description: 'the organisation it belongs to (the envelope says it too)' },
+  },
+} as const;
+
+export const AuditEvent = envelope('audit.event', AuditEventData);
+export type AuditEvent = Static<typeof AuditEvent>;
+
 const TENANT = 't_Qm3v9XkPZr2LwN8aTt4b';
 const CONSOLE = 'https://guard.example.com/console';
 const ENDPOINT_ID = 'we_Hc7Rk2pVx9LmQa4sZt1e';
@@ -242,12 +268,41 @@ const certificateExample = {
   console_url: `${CONSOLE}/settings/integrations/webhooks/${ENDPOINT_ID}`,
 } as const satisfies EndpointCertificateExpiringEvent;
 
+const auditExample = {
+  event_type: 'audit.event',
+  version: 'v1',
+  timestamp: '2026-11-21T10:01:00.530Z',
+  tenant_id: TENANT,
+  data: {
+    event_id: 'evt_0193a5b4c0de7a3c9b1e2f3a4b5c6d7e',
+    id: 'au_Vb8nQ2xKp4LmRz7aWc3t',
+    at: '2026-11-21T10:00:41.000Z',
+    actor_id: 'u_Jp2Wq8Lm4Xv7Rk9aSd3f',
+    actor_role: 'admin',
+    action: 'user.create',
+    target: 'u_Xr5Tn1Qw8Kp3Lm6aZc9v',
+    tenant_id: TENANT,
+  },
+  console_url: `${CONSOLE}/support/audit`,
+} as const satisfies AuditEvent;
+
 /** One entry of the catalog: a subscription an endpoint can choose (event_types), and what it receives. */
 export interface WebhookEventEntry {
   /** The name in an endpoint's event_types. */
-  type: 'signal_created' | 'test' | 'endpoint.failing' | 'endpoint.disabled' | 'endpoint.certificate_expiring';
+  type:
+    | 'signal_created'
+    | 'test'
+    | 'endpoint.failing'
+    | 'endpoint.disabled'
+    | 'endpoint.certificate_expiring'
+    | 'audit.event';
   /** The body's event_type and the Guard-Event header (a test event is a signal_created). */
-  eventType: 'signal_created' | 'endpoint.failing' | 'endpoint.disabled' | 'endpoint.certificate_expiring';
+  eventType:
+    | 'signal_created'
+    | 'endpoint.failing'
+    | 'endpoint.disabled'
+    | 'endpoint.certificate_expiring'
+    | 'audit.event';
   title: string;
   /** When Guard sends it, for people. */
   summary: string;
@@ -257,8 +312,14 @@ export interface WebhookEventEntry {
     | typeof SignalCreatedEvent
     | typeof EndpointFailingEvent
     | typeof EndpointDisabledEvent
-    | typeof EndpointCertificateExpiringEvent;
-  example: SignalCreatedEvent | EndpointFailingEvent | EndpointDisabledEvent | EndpointCertificateExpiringEvent;
+    | typeof EndpointCertificateExpiringEvent
+    | typeof AuditEvent;
+  example:
+    | SignalCreatedEvent
+    | EndpointFailingEvent
+    | EndpointDisabledEvent
+    | EndpointCertificateExpiringEvent
+    | AuditEvent;
 }
 
 /** Every event Guard sends, in the order the console lists them. */
@@ -313,6 +374,16 @@ export const WEBHOOK_EVENTS: readonly WebhookEventEntry[] = [
     schema: EndpointCertificateExpiringEvent,
     example: certificateExample,
   },
+  {
+    type: 'audit.event',
+    eventType: 'audit.event',
+    title: 'Audit log entry',
+    summary:
+      "An entry was written to your organisation's audit log (who read or changed what: users, settings, endpoints, bundles, exports). Sent to every enabled endpoint that subscribes to it, within a maintenance interval (--gc-interval, a minute by default) of the entry, so a SIEM receives the audit trail like signals; opt-in.",
+    byDefault: false,
+    schema: AuditEvent,
+    example: auditExample,
+  },
 ];
 
 /** The request headers of every delivery (DESIGN §5), for the OpenAPI document. */
@@ -343,6 +414,7 @@ export function openApiWebhooks(): Record<string, unknown> {
     'endpoint.failing',
     'endpoint.disabled',
     'endpoint.certificate_expiring',
+    'audit.event',
   ] as const) {
     const entries = WEBHOOK_EVENTS.filter((e) => e.eventType === eventType);
     const [first] = entries;

@@ -43,6 +43,7 @@ import {
   pruneEndpointStats,
   ReplayFeeder,
   ReplaysRepository,
+  relayAuditEntries,
   sealPlaintextHeaders,
 } from './webhooks/index.ts';
 
@@ -273,7 +274,7 @@ export async function startServer(
 /**
  * One maintenance run, each job on one replica at a time (the others skip it): unregistered
  * uploads past their expiry, PostgreSQL's partitions ahead, old webhook secrets whose grace
- * period ended, delivery retention. A failing job
+ * period ended, audit entries to the endpoints that subscribe to them, delivery retention. A failing job
  * is logged and tried again at the next run.
  */
 export async function maintain(
@@ -311,6 +312,11 @@ export async function maintain(
   await job('certificate-expiry', async () => {
     const n = await announceExpiringCertificates(db, (event) => deps.outbox.write(event), deps.now());
     if (n > 0) log.info({ endpoints: n }, 'announced webhook client certificates that expire soon');
+  });
+  // The audit log's new entries to the endpoints that subscribe to audit.event (audit-relay.ts).
+  await job('audit-relay', async () => {
+    const n = await relayAuditEntries(db, (event) => deps.outbox.write(event), deps.now());
+    if (n > 0) log.info({ entries: n }, 'relayed audit log entries to webhook endpoints');
   });
   await job('endpoint-stats-retention', async () => {
     await pruneEndpointStats(db, deps.now());

@@ -275,6 +275,7 @@ describe('the event catalog in /openapi.json', () => {
       'endpoint.failing',
       'endpoint.disabled',
       'endpoint.certificate_expiring',
+      'audit.event',
     ]);
     const body = res.json.webhooks.signal_created.post.requestBody.content['application/json'];
     assert.equal(body.schema.properties.event_type.const, 'signal_created');

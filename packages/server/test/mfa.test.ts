@@ -347,6 +347,37 @@ describe('the tenant sign-in policy: require_mfa and sso_only', () => {
     await api(base, 'PATCH', '/v1/tenant/settings', { token: setup.admin_token, body: { sso_only: false } });
   });
 
+  it('no scoped token changes who may sign in: the policy, identity providers, SCIM tokens, factor resets', async () => {
+    const admin = await signIn(base, setup.admin_email, setup.admin_password);
+    const made = await asBrowser(base, admin, 'POST', '/v1/me/tokens', {
+      body: { name: 'automation', scopes: ['settings:write', 'users:write', 'read'] },
+    });
+    assert.equal(made.status, 201, made.text);
+    const token = made.json.token;
+    assertError(
+      await api(base, 'PATCH', '/v1/tenant/settings', { token, body: { require_mfa: false } }),
+      403,
+      'insufficient_scope',
+    );
+    assert.equal(
+      (await api(base, 'PATCH', '/v1/tenant/settings', { token, body: { allow_support_collection: false } })).status,
+      200,
+      'the other settings stay within settings:write',
+    );
+    for (const [method, path, body] of [
+      [
+        'PUT',
+        '/v1/tenant/sso',
+        { issuer: 'https://idp.example', client_id: 'x', client_secret: 'y', email_domains: ['acme.example'] },
+      ],
+      ['DELETE', '/v1/tenant/saml', undefined],
+      ['POST', '/v1/tenant/scim-tokens', { name: 'x' }],
+      ['DELETE', `/v1/users/${admin.login.user.id}/mfa`, undefined],
+    ] as const)
+      assertError(await api(base, method, path, { token, body }), 403, 'insufficient_scope');
+    assert.equal((await api(base, 'GET', '/v1/tenant/sso', { token })).status, 200, 'reading is a read');
+  });
+
   it("an admin resets a user's second factors: TOTP, codes and passkeys go, sessions and tokens end", async () => {
     const who = 'lost@acme.example';
     const id = await addMember(base, setup.admin_token, who, password);

@@ -315,7 +315,7 @@ describe('console sessions', () => {
     assert.match(created.json.token, /^gut_/);
     const list = await asBrowser(base, b, 'GET', '/v1/me/tokens');
     const row = list.json.tokens.find((t: Loose) => t.id === created.json.id);
-    assert.deepEqual(Object.keys(row).sort(), ['created_at', 'id', 'name']);
+    assert.deepEqual(Object.keys(row).sort(), ['created_at', 'expires_at', 'id', 'last_used_at', 'name', 'scopes']);
     assert.ok(!list.text.includes(created.json.token));
     assert.equal((await api(base, 'GET', '/v1/webhooks/endpoints', { token: created.json.token })).status, 200);
     const del = await asBrowser(base, b, 'DELETE', `/v1/me/tokens/${created.json.id}`);

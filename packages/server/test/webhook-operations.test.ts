@@ -124,7 +124,7 @@ describe('subscriptions and filters', () => {
       [{ event_types: [] }, 'body/event_types must NOT have fewer than 1 items'],
       [
         { event_types: ['nope'] },
-        'body/event_types/0 must be one of "signal_created", "test", "endpoint.failing", "endpoint.disabled", "endpoint.certificate_expiring"',
+        'body/event_types/0 must be one of "signal_created", "test", "endpoint.failing", "endpoint.disabled", "endpoint.certificate_expiring", "audit.event"',
       ],
       [{ min_severity: 6 }, 'body/min_severity must be <= 5'],
       [{ signal_types: ['A B'] }, 'body/signal_types/0 must match pattern "^[a-z0-9][a-z0-9_.-]*$"'],
@@ -281,7 +281,8 @@ describe('failing-endpoint alerts (disable window 4 s, a signal every 100 ms)', 
       assert.equal(hits[i].headers['guard-event'], e.event_type);
       assert.equal(e.tenant_id, t.tenantId);
       assert.ok(e.console_url.endsWith(`/console/settings/integrations/webhooks/${bad.id}`), e.console_url);
-      if (e.event_type === 'signal_created') assert.fail('the watcher subscribes to no signals');
+      if (e.event_type === 'signal_created' || e.event_type === 'audit.event')
+        assert.fail('the watcher subscribes to no signals and no audit entries');
       assert.deepEqual(
         [e.data.endpoint_id, e.data.name, e.data.url],
         [bad.id, 'SIEM', new URL(receiver.url(failing)).origin],

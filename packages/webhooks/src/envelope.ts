@@ -121,12 +121,43 @@ export interface EndpointCertificateExpiringEvent {
   console_url: string;
 }
 
+/**
+ * An entry of the tenant's audit log (who read or changed what), for a SIEM: opt-in, sent to
+ * every enabled endpoint of the tenant that subscribes to it.
+ */
+export interface AuditEvent {
+  event_type: 'audit.event';
+  version: 'v1';
+  timestamp: string;
+  tenant_id: string;
+  data: {
+    /** Unique per event: deduplicate on it. */
+    event_id: string;
+    /** The entry's id in the audit log. */
+    id: string;
+    /** When it happened. */
+    at: string;
+    /** Who: a user id, or a machine (`guard`, `sso:oidc`, `scim:<token id>`). */
+    actor_id: string;
+    /** admin, member, support, or the machine's: system, sso, scim. */
+    actor_role: string;
+    /** What, e.g. `user.create`, `bundle.show`, `tenant.settings`. */
+    action: string;
+    /** The id read or changed. */
+    target: string;
+    tenant_id: string;
+  };
+  /** The console's audit log page. */
+  console_url: string;
+}
+
 /** Every event an endpoint may subscribe to; `event_type` (and the Guard-Event header) tells which. */
 export type GuardEvent =
   | SignalCreatedEvent
   | EndpointFailingEvent
   | EndpointDisabledEvent
-  | EndpointCertificateExpiringEvent;
+  | EndpointCertificateExpiringEvent
+  | AuditEvent;
 
 export type WebhookErrorCode =
   | 'missing_signature'
@@ -410,6 +441,16 @@ const CERTIFICATE_STRING_FIELDS = [
   'certificate_subject',
   'not_after',
 ] as const;
+const AUDIT_STRING_FIELDS = [
+  'event_id',
+  'id',
+  'at',
+  'actor_id',
+  'actor_role',
+  'action',
+  'target',
+  'tenant_id',
+] as const;
 const ENDPOINT_STRING_FIELDS = ['event_id', 'endpoint_id', 'name', 'url', 'failing_since', 'last_error'] as const;
 const EXTRA_STRING_FIELDS = {
   'endpoint.failing': ['disable_at', 'occurred_at'],
@@ -436,10 +477,11 @@ export function parseEnvelope(bytes: Uint8Array, window: ReplayWindow, anyEvent 
   const e = doc as Record<string, unknown>;
   const operational = anyEvent && (e.event_type === 'endpoint.failing' || e.event_type === 'endpoint.disabled');
   const certificate = anyEvent && e.event_type === 'endpoint.certificate_expiring';
-  if (e.event_type !== 'signal_created' && !operational && !certificate)
+  const auditEntry = anyEvent && e.event_type === 'audit.event';
+  if (e.event_type !== 'signal_created' && !operational && !certificate && !auditEntry)
     throw new WebhookVerificationError(
       'unsupported_event',
-      `event_type ${JSON.stringify(e.event_type)} is not ${anyEvent ? 'one of signal_created, endpoint.failing, endpoint.disabled, endpoint.certificate_expiring' : 'signal_created (constructGuardEvent takes every event type)'}`,
+      `event_type ${JSON.stringify(e.event_type)} is not ${anyEvent ? 'one of signal_created, endpoint.failing, endpoint.disabled, endpoint.certificate_expiring, audit.event' : 'signal_created (constructGuardEvent takes every event type)'}`,
     );
   if (e.version !== 'v1')
     throw new WebhookVerificationError('unsupported_event', `version ${JSON.stringify(e.version)} is not v1`);
@@ -447,7 +489,9 @@ export function parseEnvelope(bytes: Uint8Array, window: ReplayWindow, anyEvent 
     if (typeof e[f] !== 'string') bad(`field ${f} is not a string`);
   const data = e.data as Record<string, unknown>;
   if (typeof data !== 'object' || data === null || Array.isArray(data)) bad('field data is not an object');
-  if (certificate) {
+  if (auditEntry) {
+    for (const f of AUDIT_STRING_FIELDS) if (typeof data[f] !== 'string') bad(`field data.${f} is not a string`);
+  } else if (certificate) {
     for (const f of CERTIFICATE_STRING_FIELDS) if (typeof data[f] !== 'string') bad(`field data.${f} is not a string`);
     if (!Number.isInteger(data.days_left)) bad('field data.days_left is not an integer');
     if (![30, 7, 1].includes(data.threshold_days as number)) bad('field data.threshold_days is not 30, 7 or 1');

@@ -313,6 +313,21 @@ describe('constructGuardEvent (every event type)', () => {
     event_type: 'endpoint.disabled',
     data: { ...about, disabled_at: '2026-11-24T00:00:01.000Z', reason: 'disabled automatically: …' },
   };
+  const auditEntry = {
+    ...signal,
+    event_type: 'audit.event',
+    data: {
+      event_id: 'evt_02',
+      id: 'au_1',
+      at: '2026-11-21T10:00:00.000Z',
+      actor_id: 'u_1',
+      actor_role: 'admin',
+      action: 'user.create',
+      target: 'u_2',
+      tenant_id: signal.tenant_id,
+    },
+    console_url: 'https://guard.example.com/console/support/audit',
+  };
   const deliver = (doc: unknown) => {
     const body = JSON.stringify(doc);
     return { body, headers: { 'guard-signature': sign(body, secret) } };
@@ -324,15 +339,16 @@ describe('constructGuardEvent (every event type)', () => {
   ] as const) {
     test(`returns signals and operational events, typed by event_type (${name})`, async () => {
       const types: string[] = [];
-      for (const doc of [signal, failing, disabled]) {
+      for (const doc of [signal, failing, disabled, auditEntry]) {
         const { body, headers } = deliver(doc);
         const event = await construct(body, headers);
         if (event.event_type === 'endpoint.failing') assert.equal(event.data.percent, 75);
         else if (event.event_type === 'endpoint.disabled') assert.match(event.data.reason, /^disabled/);
         else if (event.event_type === 'signal_created') assert.equal(event.data.severity, 4);
+        else if (event.event_type === 'audit.event') assert.equal(event.data.action, 'user.create');
         types.push(event.event_type);
       }
-      assert.deepEqual(types, ['signal_created', 'endpoint.failing', 'endpoint.disabled']);
+      assert.deepEqual(types, ['signal_created', 'endpoint.failing', 'endpoint.disabled', 'audit.event']);
     });
 
     test(`refuses a malformed operational event, naming the field (${name})`, async () => {
@@ -341,6 +357,8 @@ describe('constructGuardEvent (every event type)', () => {
         [{ ...failing, data: { ...failing.data, disable_at: undefined } }, /data\.disable_at/],
         [{ ...disabled, data: { ...disabled.data, failure_streak: '3' } }, /data\.failure_streak/],
         [{ ...failing, event_type: 'endpoint.deleted' }, /endpoint\.deleted/],
+        [{ ...auditEntry, data: { ...auditEntry.data, action: 7 } }, /data\.action/],
+        [{ ...auditEntry, data: { ...auditEntry.data, actor_id: undefined } }, /data\.actor_id/],
       ];
       for (const [doc, re] of cases) {
         const { body, headers } = deliver(doc);

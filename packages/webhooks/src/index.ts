@@ -157,7 +157,7 @@ export function constructEvent(
 /**
  * constructEvent for an endpoint that subscribes to operational events too: the same checks,
  * and any event type Guard sends (`signal_created`, `endpoint.failing`, `endpoint.disabled`,
- * `endpoint.certificate_expiring`);
+ * `endpoint.certificate_expiring`, `audit.event`);
  * switch on `event.event_type`. Deduplicate on `data.signal_id` or `data.event_id`.
  */
 export function constructGuardEvent(

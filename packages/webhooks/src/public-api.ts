@@ -3,6 +3,7 @@
 // helpers the entries share (secret and option checks, header parsing, byte handling) stay
 // internal to envelope.ts.
 export {
+  type AuditEvent,
   type ConstructEventOptions,
   DEFAULT_TOLERANCE_SECONDS,
   DELIVERY_HEADER,

@@ -756,6 +756,12 @@ export interface paths {
                                 id: string;
                                 name: string;
                                 created_at: string;
+                                /** @description null: full access */
+                                scopes: ("read" | "webhooks:read" | "webhooks:write" | "signals:read" | "signals:write" | "servers:read" | "servers:write" | "bundles:read" | "bundles:write" | "users:read" | "users:write" | "audit:read" | "settings:read" | "settings:write")[] | null;
+                                /** @description null: never expires */
+                                expires_at: string | null;
+                                /** @description written at most once a minute */
+                                last_used_at: string | null;
                             }[];
                         };
                     };
@@ -782,7 +788,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a personal API token with your role; the response carries it, once */
+        /** Create a personal API token: full access of your role, or scoped; expiring in 1 to 365 days or never. The response carries it, once */
         post: {
             parameters: {
                 query?: never;
@@ -794,6 +800,10 @@ export interface paths {
                 content: {
                     "application/json": {
                         name: string;
+                        /** @description omitted: full access, everything your role may do */
+                        scopes?: ("read" | "webhooks:read" | "webhooks:write" | "signals:read" | "signals:write" | "servers:read" | "servers:write" | "bundles:read" | "bundles:write" | "users:read" | "users:write" | "audit:read" | "settings:read" | "settings:write")[];
+                        /** @description omitted or null: the token never expires */
+                        expires_in_days?: number | null;
                     };
                 };
             };
@@ -808,6 +818,12 @@ export interface paths {
                             id: string;
                             name: string;
                             created_at: string;
+                            /** @description null: full access */
+                            scopes: ("read" | "webhooks:read" | "webhooks:write" | "signals:read" | "signals:write" | "servers:read" | "servers:write" | "bundles:read" | "bundles:write" | "users:read" | "users:write" | "audit:read" | "settings:read" | "settings:write")[] | null;
+                            /** @description null: never expires */
+                            expires_at: string | null;
+                            /** @description written at most once a minute */
+                            last_used_at: string | null;
                             /** @description gut_…: shown once, never again */
                             token: string;
                         };
@@ -2249,6 +2265,68 @@ export interface paths {
                             }[];
                             next_before: string | null;
                         };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download the audit log (the same filters as GET /v1/audit) as CSV or JSON Lines, newest first; audited as audit.export */
+        get: {
+            parameters: {
+                query: {
+                    /** @description csv: RFC 4180 with a header row; jsonl: one JSON object per line */
+                    format: "csv" | "jsonl";
+                    /** @description support staff only; an admin always reads their own tenant's */
+                    tenant_id?: string;
+                    action?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description the entries, streamed; Content-Disposition names a dated file */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/csv": string;
+                        "application/jsonl": string;
                     };
                 };
                 /** @description Every 4xx/5xx response */
@@ -5562,7 +5640,7 @@ export interface paths {
                             [key: string]: string;
                         };
                         /** @description the event types delivered to it; default ["signal_created","test"] (the operational events endpoint.failing and endpoint.disabled are opt-in) */
-                        event_types?: ("signal_created" | "test" | "endpoint.failing" | "endpoint.disabled" | "endpoint.certificate_expiring")[];
+                        event_types?: ("signal_created" | "test" | "endpoint.failing" | "endpoint.disabled" | "endpoint.certificate_expiring" | "audit.event")[];
                         /** @description signals below this severity are not delivered to it; default 1 (all) */
                         min_severity?: number;
                         /** @description only signals of these types are delivered to it; null (the default): every type */
@@ -5932,7 +6010,7 @@ export interface paths {
                         };
                         enabled?: boolean;
                         /** @description the event types delivered to it; default ["signal_created","test"] (the operational events endpoint.failing and endpoint.disabled are opt-in) */
-                        event_types?: ("signal_created" | "test" | "endpoint.failing" | "endpoint.disabled" | "endpoint.certificate_expiring")[];
+                        event_types?: ("signal_created" | "test" | "endpoint.failing" | "endpoint.disabled" | "endpoint.certificate_expiring" | "audit.event")[];
                         /** @description signals below this severity are not delivered to it; default 1 (all) */
                         min_severity?: number;
                         /** @description only signals of these types are delivered to it; null (the default): every type */
@@ -6575,7 +6653,7 @@ export interface paths {
                                 completed_at: string | null;
                                 endpoint_name: string;
                                 /** @description what it carries, as an endpoint's event_types name it (a test event is `test`) */
-                                event_type: "signal_created" | "test" | "endpoint.failing" | "endpoint.disabled" | "endpoint.certificate_expiring";
+                                event_type: "signal_created" | "test" | "endpoint.failing" | "endpoint.disabled" | "endpoint.certificate_expiring" | "audit.event";
                             }[];
                             /** @description the next page (pass it as before, with the same filters); null on the last page */
                             next_before: string | null;
@@ -7379,7 +7457,7 @@ export interface paths {
             parameters: {
                 query?: {
                     /**
-                     * @description the event types to carry, comma-separated, of signal_created, test, endpoint.failing, endpoint.disabled, endpoint.certificate_expiring; default all of them
+                     * @description the event types to carry, comma-separated, of signal_created, test, endpoint.failing, endpoint.disabled, endpoint.certificate_expiring, audit.event; default all of them
                      * @example signal_created,endpoint.failing
                      */
                     events?: string;
@@ -7644,6 +7722,26 @@ export interface webhooks {
          * @description **endpoint.certificate_expiring** (Client certificate expiring): An endpoint's client certificate (mTLS) expires soon: sent 30, 7 and 1 days before, once each per certificate, to every enabled endpoint of your organisation that subscribes to it, that endpoint included (it still works). Give the endpoint a renewed certificate before then; opt-in.
          */
         post: operations["webhook_endpoint_certificate_expiring"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "audit.event": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Audit log entry
+         * @description **audit.event** (Audit log entry): An entry was written to your organisation's audit log (who read or changed what: users, settings, endpoints, bundles, exports). Sent to every enabled endpoint that subscribes to it, within a maintenance interval (--gc-interval, a minute by default) of the entry, so a SIEM receives the audit trail like signals; opt-in.
+         */
+        post: operations["webhook_audit_event"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8016,6 +8114,95 @@ export interface operations {
                          * @enum {integer}
                          */
                         threshold_days: 30 | 7 | 1;
+                    };
+                    /**
+                     * Format: uri
+                     * @description the page of the console that shows it
+                     */
+                    console_url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description received: any 2xx within 15 s ends the delivery */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description anything else (a 3xx too: redirects are not followed), or no answer in 15 s, is retried with backoff; 410 Gone disables the endpoint */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_audit_event: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description sha256=<hex HMAC-SHA256 of the raw body, keyed with the secret>; during a rotation one entry per valid secret, newest first, separated by ", " */
+                "Guard-Signature": string;
+                /** @description the event_type of the body */
+                "Guard-Event": string;
+                /** @description a UUID, the same for every attempt of one delivery: deduplicate on it */
+                "Guard-Delivery": string;
+                /** @description Unix seconds when the attempt was sent (the body carries the same time) */
+                "Guard-Timestamp": string;
+                /** @description Standard Webhooks: the same as Guard-Delivery */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same as Guard-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">, space-separated during a rotation */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description what happened; also the Guard-Event header
+                     * @constant
+                     */
+                    event_type: "audit.event";
+                    /**
+                     * @description the envelope version
+                     * @constant
+                     */
+                    version: "v1";
+                    /**
+                     * Format: date-time
+                     * @description when this attempt was sent (part of the signed body: refuse one too far from now)
+                     */
+                    timestamp: string;
+                    /** @description the Guard organisation the event belongs to */
+                    tenant_id: string;
+                    /** @description the audit log entry, as GET /v1/audit shows it (without the email) */
+                    data: {
+                        /** @description unique per event: deduplicate on it (it is signed, unlike Guard-Delivery) */
+                        event_id: string;
+                        /** @description the entry's id in the audit log */
+                        id: string;
+                        /**
+                         * Format: date-time
+                         * @description when it happened
+                         */
+                        at: string;
+                        /** @description who did it: a user id, or a machine such as guard (the delivery machinery), sso:oidc, scim:<token id> */
+                        actor_id: string;
+                        /** @description admin, member, support, or the machine's own: system, sso, scim */
+                        actor_role: string;
+                        /** @description what was done, e.g. user.create, bundle.show, tenant.settings */
+                        action: string;
+                        /** @description the id read or changed */
+                        target: string;
+                        /** @description the organisation it belongs to (the envelope says it too) */
+                        tenant_id: string;
                     };
                     /**
                      * Format: uri

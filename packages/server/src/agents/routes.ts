@@ -29,6 +29,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<AgentsDeps> = async (app, de
   app.get(
     '/v1/agents',
     {
+      config: { scope: 'servers' },
       schema: {
         tags: ['agents'],
         summary: "List the tenant's enrolled agents, newest first (admin)",
@@ -47,6 +48,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<AgentsDeps> = async (app, de
   app.get(
     '/v1/servers',
     {
+      config: { scope: 'servers' },
       schema: {
         tags: ['agents'],
         summary:
@@ -76,6 +78,7 @@ export const agentRoutes: FastifyPluginAsyncTypebox<AgentsDeps> = async (app, de
   app.post(
     '/v1/agents/:id/revoke',
     {
+      config: { scope: 'servers' },
       schema: {
         tags: ['agents'],
         summary:

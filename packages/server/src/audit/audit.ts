@@ -39,7 +39,8 @@ export type AuditAction =
   | 'saml.update'
   | 'saml.delete'
   | 'sso.update'
-  | 'sso.delete';
+  | 'sso.delete'
+  | 'audit.export';
 
 /**
  * Who did it: a user (a principal of the auth capability), or a machine acting for the tenant,

@@ -10,6 +10,8 @@ export {
   type AgentKeyLookup,
   type AgentPrincipal,
   authenticateRequests,
+  type DeclaredRoute,
+  declaredRoutes,
   type Principal,
   requireAgent,
   requireTenantUser,
@@ -20,6 +22,7 @@ export {
 } from './principal.ts';
 export { stillAuthorised } from './principal-recheck.ts';
 export { type AuthRoutesDeps, authRoutes, type SignInDeps, signInContext } from './routes.ts';
+export { SCOPE_AREAS, type ScopeArea, TOKEN_SCOPES, type TokenScope } from './scopes.ts';
 export { hashPassword, hashSecret, NO_PASSWORD, newId, newPassword, newSecret } from './secrets.ts';
 export { normaliseEmail } from './sessions/handlers.ts';
 export type { SessionSettings } from './settings.ts';

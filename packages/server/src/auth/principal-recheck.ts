@@ -1,6 +1,6 @@
 // Whether a user principal resolved earlier still holds: for a request that outlives its
-// authentication by hours (a listen stream), checked again now and then. The API token (or
-// console session) it came through must still be live, and its user must still have one of
+// authentication by hours (a listen stream), checked again now and then. The API token (not
+// revoked, not expired) or console session it came through must still be live, and its user must still have one of
 // `roles` in the same tenant.
 
 import type { Db, Role } from '../db/index.ts';
@@ -21,11 +21,15 @@ export async function stillAuthorised(
   if (principal.tokenId !== undefined) {
     const token = await db
       .selectFrom('api_tokens')
-      .select('revoked_at')
+      .select(['revoked_at', 'expires_at'])
       .where('id', '=', principal.tokenId)
       .where('user_id', '=', principal.userId)
       .executeTakeFirst();
-    return token !== undefined && token.revoked_at === null;
+    return (
+      token !== undefined &&
+      token.revoked_at === null &&
+      (!token.expires_at || now.getTime() < Date.parse(token.expires_at))
+    );
   }
   if (principal.session !== undefined) {
     const session = await db

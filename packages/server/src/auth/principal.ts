@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Role } from '../db/index.ts';
 import { ApiError, forbidden, unauthorized } from '../kernel/errors.ts';
 import { checkCsrf, csrfToken } from './csrf.ts';
+import { checkScope, parseScopes, type ScopeArea, type TokenScope } from './scopes.ts';
 import { hashSecret, secretKind } from './secrets.ts';
 import { clearedSessionCookie, isSecureUrl, readSessionCookie } from './session-cookie.ts';
 import { isLive, touch } from './session-policy.ts';
@@ -41,6 +42,8 @@ export type Principal =
       session?: SessionRef;
       /** The API token's id, when the request was authenticated by one. */
       tokenId?: string;
+      /** The API token's scopes (scopes.ts); undefined: full access (a session, or a token without scopes). */
+      scopes?: readonly TokenScope[];
     };
 
 export type AgentPrincipal = Extract<Principal, { kind: 'agent' }>;
@@ -49,6 +52,9 @@ export type UserPrincipal = Extract<Principal, { kind: 'user' }>;
 export type TenantUser = UserPrincipal & { tenantId: string };
 
 const BEARER = /^Bearer ([A-Za-z0-9_-]{10,200})$/;
+
+/** A token's last use is written at most this often. */
+export const TOKEN_USE_WRITE_INTERVAL_MS = 60_000;
 
 /** The live agent of an API key hash, marked seen at `at` (the agents capability answers it). */
 export type AgentKeyLookup = (keyHash: string, at: Date) => Promise<AgentPrincipal | undefined>;
@@ -71,21 +77,40 @@ export async function resolvePrincipal(
       const user = await db
         .selectFrom('api_tokens')
         .innerJoin('users', 'users.id', 'api_tokens.user_id')
-        .select(['users.id', 'users.tenant_id', 'users.role', 'users.email', 'api_tokens.id as token_id'])
+        .select([
+          'users.id',
+          'users.tenant_id',
+          'users.role',
+          'users.email',
+          'api_tokens.id as token_id',
+          'api_tokens.scopes',
+          'api_tokens.expires_at',
+          'api_tokens.last_used_at',
+        ])
         .where('api_tokens.token_hash', '=', hash)
         .where('api_tokens.revoked_at', 'is', null)
         .where('users.deactivated_at', 'is', null)
         .executeTakeFirst();
-      return (
-        user && {
-          kind: 'user',
-          userId: user.id,
-          tenantId: user.tenant_id,
-          role: user.role,
-          email: user.email,
-          tokenId: user.token_id,
-        }
-      );
+      if (!user) return undefined;
+      const at = now();
+      if (user.expires_at && Date.parse(user.expires_at) <= at.getTime())
+        throw new ApiError(401, 'token_expired', `this API token expired at ${user.expires_at}`);
+      // Its use is written at most once a minute, so a busy token costs no write per request.
+      if (!user.last_used_at || at.getTime() - Date.parse(user.last_used_at) >= TOKEN_USE_WRITE_INTERVAL_MS)
+        await db
+          .updateTable('api_tokens')
+          .set({ last_used_at: at.toISOString() })
+          .where('id', '=', user.token_id)
+          .execute();
+      return {
+        kind: 'user',
+        userId: user.id,
+        tenantId: user.tenant_id,
+        role: user.role,
+        email: user.email,
+        tokenId: user.token_id,
+        scopes: parseScopes(user.scopes),
+      };
     }
     default:
       return undefined;
@@ -149,6 +174,12 @@ async function resolveSession(
  */
 export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void {
   const sessions = new SessionsRepository(deps.db);
+  const routes: DeclaredRoute[] = [];
+  declared.set(app, routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat())
+      routes.push({ method, url: route.url, scope: (route.config as { scope?: ScopeArea } | undefined)?.scope });
+  });
   // CSRF first, before the body is even parsed: a forged write (a cross-site form post among
   // them) is refused with 403 whatever it carries. The token derives from the cookie alone,
   // so no query is needed; whether the session is live is judged below.
@@ -163,7 +194,12 @@ export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void
   app.addHook('preHandler', async (req, reply) => {
     const authorization = req.headers.authorization;
     if (authorization !== undefined) {
-      req.principal = await resolvePrincipal(deps, authorization);
+      const principal = await resolvePrincipal(deps, authorization);
+      // A scoped token calls only the routes of its scopes (scopes.ts): deny by default.
+      // An unknown path stays a 404 (no route, no area to judge).
+      if (principal?.kind === 'user' && !req.is404)
+        checkScope(principal.scopes, req.routeOptions.config?.scope, req.method);
+      req.principal = principal;
       return;
     }
     if (req.routeOptions.config?.cookieless) return;
@@ -187,6 +223,20 @@ export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void
 /** What a session that must set up a second factor may still do: set one up, see itself, sign out. */
 const MFA_SETUP_ROUTES = /^\/v1\/(me\/mfa|me\/passkeys|auth\/session$|auth\/logout$)/;
 
+/** A route as registered, with the area it declared (scopes.ts). */
+export interface DeclaredRoute {
+  method: string;
+  url: string;
+  scope: ScopeArea | undefined;
+}
+
+const declared = new WeakMap<FastifyInstance, DeclaredRoute[]>();
+
+/** Every route registered after authenticateRequests, with its declared area: a test holds each /v1 route to one. */
+export function declaredRoutes(app: FastifyInstance): readonly DeclaredRoute[] {
+  return declared.get(app) ?? [];
+}
+
 /** Tells the browser to drop its session cookie (expired, revoked, signed out). */
 export function endSessionCookie(reply: FastifyReply, publicUrl: string): void {
   reply.header('set-cookie', clearedSessionCookie(isSecureUrl(publicUrl)));
@@ -203,6 +253,11 @@ declare module 'fastify' {
      * static files, which need no principal.
      */
     cookieless?: boolean;
+    /**
+     * The area of the API the route belongs to (scopes.ts): a scoped API token needs its read
+     * (GET, HEAD) or write (other methods) scope. Without one, only full-access credentials pass.
+     */
+    scope?: ScopeArea;
   }
 }
 

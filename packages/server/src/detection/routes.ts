@@ -27,6 +27,7 @@ export const detectionRoutes: FastifyPluginAsyncTypebox<DetectionRoutesDeps> = a
   app.get(
     '/v1/detection/policy',
     {
+      config: { scope: 'settings' },
       schema: {
         tags: ['detection'],
         summary:
@@ -44,6 +45,7 @@ export const detectionRoutes: FastifyPluginAsyncTypebox<DetectionRoutesDeps> = a
   app.put(
     '/v1/detection/policy',
     {
+      config: { scope: 'settings' },
       schema: {
         tags: ['detection'],
         summary:

@@ -49,6 +49,7 @@ export const enrollmentRoutes: FastifyPluginAsyncTypebox<EnrollmentDeps> = async
   app.post(
     '/v1/enrollment-tokens',
     {
+      config: { scope: 'servers' },
       schema: {
         tags: ['agents'],
         summary: 'Create an enrolment token (admin)',
@@ -72,6 +73,7 @@ export const enrollmentRoutes: FastifyPluginAsyncTypebox<EnrollmentDeps> = async
   app.get(
     '/v1/enrollment-tokens',
     {
+      config: { scope: 'servers' },
       schema: {
         tags: ['agents'],
         summary: 'List enrolment tokens (admin)',
@@ -87,6 +89,7 @@ export const enrollmentRoutes: FastifyPluginAsyncTypebox<EnrollmentDeps> = async
   app.delete(
     '/v1/enrollment-tokens/:id',
     {
+      config: { scope: 'servers' },
       schema: {
         tags: ['agents'],
         summary: 'Revoke an enrolment token (admin)',

@@ -50,6 +50,7 @@ export const insightRoutes: FastifyPluginAsyncTypebox<InsightsDeps> = async (app
   app.get(
     '/v1/support/bundles/:id/insights',
     {
+      config: { scope: 'bundles' },
       schema: {
         tags: ['support bundles'],
         summary:
@@ -77,6 +78,7 @@ export const insightRoutes: FastifyPluginAsyncTypebox<InsightsDeps> = async (app
   app.get(
     '/v1/support/bundles/:id/lines',
     {
+      config: { scope: 'bundles' },
       schema: {
         tags: ['support bundles'],
         summary: 'The lines around a line of a bundle member, to read evidence in context (audited)',

@@ -38,6 +38,7 @@ export const scimTokenRoutes: FastifyPluginAsyncTypebox<ScimDeps> = async (app, 
   app.get(
     '/v1/tenant/scim-tokens',
     {
+      config: { scope: 'identity' },
       schema: {
         tags: ['tenant'],
         summary: "The SCIM base URL and the tenant's live SCIM tokens, newest first (admin; never a token)",
@@ -53,6 +54,7 @@ export const scimTokenRoutes: FastifyPluginAsyncTypebox<ScimDeps> = async (app, 
   app.post(
     '/v1/tenant/scim-tokens',
     {
+      config: { scope: 'identity' },
       schema: {
         tags: ['tenant'],
         summary: `Make a SCIM token for an identity provider (admin; audited): shown once; at most ${MAX_SCIM_TOKENS_PER_TENANT} live (409 too_many_tokens)`,
@@ -90,6 +92,7 @@ export const scimTokenRoutes: FastifyPluginAsyncTypebox<ScimDeps> = async (app, 
   app.delete(
     '/v1/tenant/scim-tokens/:id',
     {
+      config: { scope: 'identity' },
       schema: {
         tags: ['tenant'],
         summary: 'Revoke a SCIM token (admin; audited): requests with it are refused at once',

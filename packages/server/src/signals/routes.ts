@@ -64,6 +64,7 @@ export const signalRoutes: FastifyPluginAsyncTypebox<SignalsDeps> = async (app, 
   app.post(
     '/v1/signals',
     {
+      config: { scope: 'signals' },
       schema: {
         tags: ['signals'],
         summary:
@@ -136,6 +137,7 @@ export const signalRoutes: FastifyPluginAsyncTypebox<SignalsDeps> = async (app, 
   app.get(
     '/v1/signals',
     {
+      config: { scope: 'signals' },
       schema: {
         tags: ['signals'],
         summary:
@@ -165,6 +167,7 @@ export const signalRoutes: FastifyPluginAsyncTypebox<SignalsDeps> = async (app, 
   app.get(
     '/v1/signals/:id',
     {
+      config: { scope: 'signals' },
       schema: {
         tags: ['signals'],
         summary: 'Show a signal',
@@ -183,6 +186,7 @@ export const signalRoutes: FastifyPluginAsyncTypebox<SignalsDeps> = async (app, 
   app.delete(
     '/v1/signals/:id/payload',
     {
+      config: { scope: 'signals' },
       schema: {
         tags: ['signals'],
         summary:

@@ -85,6 +85,7 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<TenantsDeps> = async (app, 
   app.get(
     '/v1/tenant/settings',
     {
+      config: { scope: 'settings' },
       schema: {
         tags: ['tenant'],
         summary: "The tenant's settings (admins and members their own; support staff name the tenant)",
@@ -105,6 +106,7 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<TenantsDeps> = async (app, 
   app.patch(
     '/v1/tenant/settings',
     {
+      config: { scope: 'settings' },
       schema: {
         tags: ['tenant'],
         summary: "Change the tenant's settings (admin; audited)",
@@ -119,6 +121,13 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<TenantsDeps> = async (app, 
         throw badRequest(
           `delivery_retention_days may be at most ${policy.maxDays} on this server (--delivery-retention-max-days)`,
           'retention_above_maximum',
+        );
+      // The sign-in policy is identity (auth/scopes.ts): no scoped token may loosen it.
+      if ((req.body.require_mfa !== undefined || req.body.sso_only !== undefined) && user.scopes !== undefined)
+        throw new ApiError(
+          403,
+          'insufficient_scope',
+          'the sign-in policy (require_mfa, sso_only) is changed with full access only: use the console or a token without scopes',
         );
       if (req.body.sso_only === true && !(await hasSsoConnection(deps.db, user.tenantId)))
         throw new ApiError(

@@ -43,6 +43,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UsersDeps> = async (app, deps
   app.get(
     '/v1/users',
     {
+      config: { scope: 'users' },
       schema: {
         tags: ['users'],
         summary: "The tenant's users, oldest first (admin)",
@@ -55,6 +56,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UsersDeps> = async (app, deps
   app.post(
     '/v1/users',
     {
+      config: { scope: 'users' },
       schema: {
         tags: ['users'],
         summary: 'Add a user (admin). The response carries a one-time set_password_url, shown once; 409 email_taken',
@@ -72,6 +74,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UsersDeps> = async (app, deps
   app.patch(
     '/v1/users/:id',
     {
+      config: { scope: 'users' },
       schema: {
         tags: ['users'],
         summary: "Change a user's role (admin); 409 last_admin for the tenant's last admin",
@@ -86,6 +89,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UsersDeps> = async (app, deps
   app.delete(
     '/v1/users/:id',
     {
+      config: { scope: 'users' },
       schema: {
         tags: ['users'],
         summary:
@@ -104,6 +108,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UsersDeps> = async (app, deps
   app.delete(
     '/v1/users/:id/mfa',
     {
+      config: { scope: 'identity' },
       schema: {
         tags: ['users'],
         summary:
@@ -123,6 +128,7 @@ export const userRoutes: FastifyPluginAsyncTypebox<UsersDeps> = async (app, deps
   app.post(
     '/v1/users/:id/password-link',
     {
+      config: { scope: 'users' },
       schema: {
         tags: ['users'],
         summary: "A new one-time set-password link for a user (admin); the user's earlier links stop working",

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { type GuardEvent, type SignalCreatedEvent, sign, signStandard } from '@guard/webhooks';
 import type { SignalTable } from '../db/index.ts';
 import { validTraceparent } from '../tracing/index.ts';
+import { EVENT_AUDIT } from './audit-relay.ts';
 import { endpointConsoleUrl } from './operational-events.ts';
 
 export const WEBHOOK_USER_AGENT = 'Guard-Webhook/1.0';
@@ -22,7 +23,8 @@ export function newWebhookSecret(): string {
 
 /**
  * The envelope of one attempt. An operational event (operational-events.ts) carries the data
- * frozen in its row, linking to the endpoint it is about; a signal (or test event) its signal.
+ * frozen in its row, linking to the endpoint it is about (an audit entry, audit-relay.ts: to the
+ * audit log); a signal (or test event) its signal.
  */
 export function buildEnvelope(signal: SignalTable, consoleBaseUrl: string, sentAt: Date): GuardEvent {
   if (signal.event_type !== EVENT_SIGNAL_CREATED && signal.event_data !== null) {
@@ -33,7 +35,10 @@ export function buildEnvelope(signal: SignalTable, consoleBaseUrl: string, sentA
       timestamp: sentAt.toISOString(),
       tenant_id: signal.tenant_id,
       data,
-      console_url: endpointConsoleUrl(consoleBaseUrl, data.endpoint_id),
+      console_url:
+        signal.event_type === EVENT_AUDIT
+          ? `${consoleBaseUrl}/console/support/audit`
+          : endpointConsoleUrl(consoleBaseUrl, data.endpoint_id),
     } as GuardEvent;
   }
   return {

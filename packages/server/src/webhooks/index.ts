@@ -1,6 +1,7 @@
 // Webhooks: the endpoints API, and the delivery machinery (worker, HTTP client, metrics)
 // that server.ts wires up.
 
+export { relayAuditEntries } from './audit-relay.ts';
 export { announceExpiringCertificates } from './certificate-expiry.ts';
 export { ensurePartitions } from './delivery-partitions-postgres.ts';
 export type { DeliveryQueue, EnqueueResult, OutboxEntry } from './delivery-queue.ts';

@@ -22,6 +22,7 @@ export const EVENT_BITS: Record<EventType, number> = {
   'endpoint.failing': 4,
   'endpoint.disabled': 8,
   'endpoint.certificate_expiring': 16,
+  'audit.event': 32,
 };
 
 /** The event types of an endpoint that names none: what every endpoint received before. */

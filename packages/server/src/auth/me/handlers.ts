@@ -1,10 +1,14 @@
 // A user's own sessions, password and personal API tokens.
 
+import type { Static } from 'typebox';
+import type { ApiTokenTable } from '../../db/index.ts';
 import { ApiError, notFound, unauthorized } from '../../kernel/errors.ts';
 import type { AuthContext } from '../context.ts';
 import type { UserPrincipal } from '../principal.ts';
+import { parseScopes } from '../scopes.ts';
 import { checkPassword, hashPassword, hashSecret, newId, newSecret } from '../secrets.ts';
 import { TooManyAttempts } from '../sessions/handlers.ts';
+import type { CreateToken, TokenView } from './schemas.ts';
 
 export async function listSessions(ctx: AuthContext, user: UserPrincipal) {
   const rows = await ctx.sessions.listLive(user.userId, ctx.now().toISOString());
@@ -53,25 +57,46 @@ export async function changePassword(
   );
 }
 
-export async function listTokens(ctx: AuthContext, user: UserPrincipal) {
-  const rows = await ctx.credentials.listTokens(user.userId);
-  return { tokens: rows.map((t) => ({ id: t.id, name: t.name, created_at: t.created_at })) };
+const DAY_MS = 86_400_000;
+
+function tokenView(t: ApiTokenTable): Static<typeof TokenView> {
+  return {
+    id: t.id,
+    name: t.name,
+    created_at: t.created_at,
+    scopes: parseScopes(t.scopes) ?? null,
+    expires_at: t.expires_at ?? null,
+    last_used_at: t.last_used_at ?? null,
+  };
 }
 
-export async function createToken(ctx: AuthContext, user: UserPrincipal, name: string) {
+export async function listTokens(ctx: AuthContext, user: UserPrincipal) {
+  const rows = await ctx.credentials.listTokens(user.userId);
+  return { tokens: rows.map(tokenView) };
+}
+
+export async function createToken(ctx: AuthContext, user: UserPrincipal, body: Static<typeof CreateToken>) {
+  // The scope check refuses a scoped token here already (account:write); this holds even if a route forgets it.
+  if (user.scopes !== undefined)
+    throw new ApiError(403, 'insufficient_scope', 'a scoped token cannot create tokens: use a full-access credential');
   const token = newSecret('userToken');
-  const row = {
+  const now = ctx.now();
+  const days = body.expires_in_days ?? null;
+  const row: ApiTokenTable = {
     id: newId('tok'),
     user_id: user.userId,
     token_hash: hashSecret(token),
-    name,
-    created_at: ctx.now().toISOString(),
+    name: body.name,
+    created_at: now.toISOString(),
     revoked_at: null,
+    scopes: body.scopes === undefined ? null : JSON.stringify(body.scopes),
+    expires_at: days === null ? null : new Date(now.getTime() + days * DAY_MS).toISOString(),
+    last_used_at: null,
   };
   // A token made through a credential revoked meanwhile (a reset revokes them all) would outlive it.
   if (!(await ctx.credentials.insertTokenWhileLive(row, { sessionId: user.session?.id, tokenId: user.tokenId })))
     throw unauthorized();
-  return { id: row.id, name: row.name, created_at: row.created_at, token };
+  return { ...tokenView(row), token };
 }
 
 export async function revokeToken(ctx: AuthContext, user: UserPrincipal, id: string): Promise<void> {

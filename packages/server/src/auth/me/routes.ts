@@ -3,7 +3,8 @@
 //   DELETE /v1/me/sessions/{id}   revoke one (the current one: the cookie is cleared too)
 //   POST   /v1/me/password        change the password; the other sessions end
 //   GET    /v1/me/tokens          personal API tokens (never the token)
-//   POST   /v1/me/tokens          create one: the token is shown once
+//   POST   /v1/me/tokens          create one (scopes, expiry): the token is shown once
+// Writes here need a full-access credential: no token scope grants `account:write` (scopes.ts).
 //   DELETE /v1/me/tokens/{id}     revoke one
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -20,6 +21,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app, ctx)
   app.get(
     '/v1/me/sessions',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary: 'Your live console sessions, newest first',
@@ -32,6 +34,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app, ctx)
   app.delete(
     '/v1/me/sessions/:id',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary: 'Revoke one of your sessions',
@@ -48,6 +51,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app, ctx)
   app.post(
     '/v1/me/password',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary: 'Change your password (12 to 256 characters); your other sessions end',
@@ -64,6 +68,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app, ctx)
   app.get(
     '/v1/me/tokens',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary: 'Your personal API tokens that are not revoked (never the token itself)',
@@ -76,9 +81,11 @@ export const meRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app, ctx)
   app.post(
     '/v1/me/tokens',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
-        summary: 'Create a personal API token with your role; the response carries it, once',
+        summary:
+          'Create a personal API token: full access of your role, or scoped; expiring in 1 to 365 days or never. The response carries it, once',
         body: CreateToken,
         response: { 201: CreatedToken, ...ErrorResponses },
       },
@@ -87,12 +94,13 @@ export const meRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app, ctx)
       reply
         .code(201)
         .header('cache-control', 'no-store')
-        .send(await createToken(ctx, requireUser(req, ANYONE), req.body.name)),
+        .send(await createToken(ctx, requireUser(req, ANYONE), req.body)),
   );
 
   app.delete(
     '/v1/me/tokens/:id',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary: 'Revoke one of your API tokens: it stops working at once',

@@ -19,6 +19,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app, ctx
   app.get(
     '/v1/me/mfa',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary: 'Your second factors: the authenticator app, recovery codes left, passkeys',
@@ -31,6 +32,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app, ctx
   app.post(
     '/v1/me/mfa/totp',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary:
@@ -49,6 +51,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app, ctx
   app.post(
     '/v1/me/mfa/totp/confirm',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary:
@@ -67,6 +70,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app, ctx
   app.post(
     '/v1/me/mfa/totp/disable',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary:
@@ -85,6 +89,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<AuthContext> = async (app, ctx
   app.post(
     '/v1/me/mfa/recovery-codes',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary:

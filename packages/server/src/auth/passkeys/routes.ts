@@ -69,6 +69,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyContext> = async (a
   app.post(
     '/v1/me/passkeys/options',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary:
@@ -85,6 +86,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyContext> = async (a
   app.post(
     '/v1/me/passkeys',
     {
+      config: { scope: 'account' },
       bodyLimit: PASSKEY_BODY_LIMIT_BYTES,
       schema: {
         tags: ['me'],
@@ -101,6 +103,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyContext> = async (a
   app.get(
     '/v1/me/passkeys',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary: 'Your passkeys, oldest first',
@@ -113,6 +116,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyContext> = async (a
   app.patch(
     '/v1/me/passkeys/:id',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary: 'Rename one of your passkeys',
@@ -127,6 +131,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyContext> = async (a
   app.delete(
     '/v1/me/passkeys/:id',
     {
+      config: { scope: 'account' },
       schema: {
         tags: ['me'],
         summary: 'Remove one of your passkeys: it signs in no more',

@@ -81,6 +81,7 @@ export const consoleRequestRoutes: FastifyPluginAsyncTypebox<RequestsContext> = 
   app.post(
     '/v1/servers/:server_id/bundle-requests',
     {
+      config: { scope: 'bundles' },
       schema: {
         tags: ['bundle requests'],
         summary:
@@ -101,6 +102,7 @@ export const consoleRequestRoutes: FastifyPluginAsyncTypebox<RequestsContext> = 
   app.get(
     '/v1/bundle-requests/:id',
     {
+      config: { scope: 'bundles' },
       schema: {
         tags: ['bundle requests'],
         summary: 'A bundle request: its state, a time per state, bundle_id when done, error and step when failed',
@@ -119,6 +121,7 @@ export const consoleRequestRoutes: FastifyPluginAsyncTypebox<RequestsContext> = 
   app.get(
     '/v1/bundle-requests',
     {
+      config: { scope: 'bundles' },
       schema: {
         tags: ['bundle requests'],
         summary: 'Bundle requests, newest first (admins and members their tenant’s; support staff every tenant or one)',

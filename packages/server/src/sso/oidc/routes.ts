@@ -41,6 +41,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcContext> = async (app, ct
   app.put(
     '/v1/tenant/sso',
     {
+      config: { scope: 'identity' },
       schema: {
         tags: ['sso'],
         summary:
@@ -62,6 +63,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcContext> = async (app, ct
   app.get(
     '/v1/tenant/sso',
     {
+      config: { scope: 'identity' },
       schema: {
         tags: ['sso'],
         summary: "The tenant's OpenID Connect provider (admin), without its secret, and the redirect URI to register",
@@ -78,6 +80,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcContext> = async (app, ct
   app.delete(
     '/v1/tenant/sso',
     {
+      config: { scope: 'identity' },
       schema: {
         tags: ['sso'],
         summary: "Remove the tenant's OpenID Connect provider (admin; audited): its people sign in by password again",

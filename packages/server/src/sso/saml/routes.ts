@@ -58,6 +58,7 @@ export const samlRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
   app.get(
     '/v1/tenant/saml',
     {
+      config: { scope: 'identity' },
       schema: {
         tags: ['sso'],
         summary: "The tenant's SAML identity provider (null until configured) and the SP facts to give it (admin)",
@@ -73,6 +74,7 @@ export const samlRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
   app.put(
     '/v1/tenant/saml',
     {
+      config: { scope: 'identity' },
       schema: {
         tags: ['sso'],
         summary:
@@ -106,6 +108,7 @@ export const samlRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
   app.delete(
     '/v1/tenant/saml',
     {
+      config: { scope: 'identity' },
       schema: {
         tags: ['sso'],
         summary: "Remove the tenant's SAML identity provider (admin; audited); its users keep their accounts",

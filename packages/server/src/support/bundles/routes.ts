@@ -13,6 +13,7 @@ export const bundleRoutes: FastifyPluginAsyncTypebox<SupportContext> = async (ap
   app.get(
     '/v1/support/bundles',
     {
+      config: { scope: 'bundles' },
       schema: {
         tags: ['support bundles'],
         summary: 'List bundles, newest first (audited)',
@@ -26,6 +27,7 @@ export const bundleRoutes: FastifyPluginAsyncTypebox<SupportContext> = async (ap
   app.get(
     '/v1/support/bundles/:id',
     {
+      config: { scope: 'bundles' },
       schema: {
         tags: ['support bundles'],
         summary: 'Show a bundle and its manifest summary (audited)',
@@ -39,6 +41,7 @@ export const bundleRoutes: FastifyPluginAsyncTypebox<SupportContext> = async (ap
   app.get(
     '/v1/support/bundles/:id/download',
     {
+      config: { scope: 'bundles' },
       schema: {
         tags: ['support bundles'],
         summary: 'Download a bundle file (audited); with an S3 store, a redirect to a presigned GET valid 60 s',

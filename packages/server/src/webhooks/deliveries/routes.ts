@@ -22,6 +22,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.get(
     '/v1/webhooks/deliveries',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary:
@@ -37,6 +38,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.get(
     '/v1/webhooks/endpoints/:id/deliveries',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary: "An endpoint's deliveries, newest first; filter by console status word (status) or stored state",
@@ -51,6 +53,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.get(
     '/v1/webhooks/deliveries/:id',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary: 'A delivery with every attempt: status, duration, response excerpt, error',
@@ -64,6 +67,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.get(
     '/v1/webhooks/deliveries/:id/attempts/:n',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary:
@@ -79,6 +83,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.get(
     '/v1/signals/:id/deliveries',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['signals'],
         summary: "A signal's delivery to each endpoint, with the console status word",
@@ -92,6 +97,7 @@ export const deliveryRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.post(
     '/v1/webhooks/deliveries/:id/redeliver',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary: 'Send a delivery again now, with the same Guard-Delivery (admin)',

@@ -82,6 +82,7 @@ export const DeliveryLogEntry = Type.Object({
       Type.Literal('endpoint.failing'),
       Type.Literal('endpoint.disabled'),
       Type.Literal('endpoint.certificate_expiring'),
+      Type.Literal('audit.event'),
     ],
     { description: "what it carries, as an endpoint's event_types name it (a test event is `test`)" },
   ),

@@ -24,6 +24,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.post(
     '/v1/webhooks/endpoints',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary: 'Create an endpoint (admin); the response carries its secret, once',
@@ -37,6 +38,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.get(
     '/v1/webhooks/endpoints',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary: "List the tenant's endpoints (never their secrets)",
@@ -49,6 +51,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.get(
     '/v1/webhooks/endpoints/:id',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary: 'Show an endpoint (never its secret)',
@@ -62,6 +65,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.patch(
     '/v1/webhooks/endpoints/:id',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary: 'Edit an endpoint: name, url, headers, enabled (admin)',
@@ -76,6 +80,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.delete(
     '/v1/webhooks/endpoints/:id',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary: 'Delete an endpoint and its delivery history (admin)',
@@ -92,6 +97,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.post(
     '/v1/webhooks/endpoints/:id/test',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary: 'Send a signal_created test event to this endpoint (admin)',
@@ -106,6 +112,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.post(
     '/v1/webhooks/endpoints/:id/rotate-secret',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary:
@@ -126,6 +133,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.post(
     '/v1/webhooks/endpoints/:id/rotate-secret/verify',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary:
@@ -142,6 +150,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (
   app.post(
     '/v1/webhooks/endpoints/:id/rotate-secret/complete',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary:

@@ -34,6 +34,7 @@ export const listenRoutes: FastifyPluginAsyncTypebox<ListenDeps> = async (app, d
   app.get(
     '/v1/webhooks/listen',
     {
+      config: { scope: 'webhooks' },
       exposeHeadRoute: false,
       schema: {
         tags: ['webhooks'],
@@ -94,6 +95,7 @@ export const listenRoutes: FastifyPluginAsyncTypebox<ListenDeps> = async (app, d
   app.post(
     '/v1/webhooks/listen/trigger',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary:

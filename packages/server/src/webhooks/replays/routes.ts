@@ -12,6 +12,7 @@ export const replayRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (ap
   app.post(
     '/v1/webhooks/endpoints/:id/replay',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary:
@@ -31,6 +32,7 @@ export const replayRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (ap
   app.get(
     '/v1/webhooks/endpoints/:id/replays',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary: "An endpoint's replays, newest first (the last 20)",
@@ -44,6 +46,7 @@ export const replayRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (ap
   app.get(
     '/v1/webhooks/replays/:id',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary: "A replay's progress: total, sent, remaining, state",
@@ -57,6 +60,7 @@ export const replayRoutes: FastifyPluginAsyncTypebox<WebhookContext> = async (ap
   app.post(
     '/v1/webhooks/replays/:id/cancel',
     {
+      config: { scope: 'webhooks' },
       schema: {
         tags: ['webhooks'],
         summary: 'Cancel a running replay: nothing more is re-queued (admin)',

@@ -37,6 +37,14 @@ export interface AuditFilters {
   action?: string;
 }
 
+/** The download of the audit log with the page's filters (a plain link: the browser saves the attachment). */
+export function auditExportUrl(format: 'csv' | 'jsonl', filters: AuditFilters): string {
+  const query = new URLSearchParams({ format });
+  if (filters.tenant_id) query.set('tenant_id', filters.tenant_id);
+  if (filters.action) query.set('action', filters.action);
+  return `/v1/audit/export?${query}`;
+}
+
 export function useAuditLog(filters: AuditFilters, before: string | undefined) {
   return useQuery({
     queryKey: ['audit', filters, before],

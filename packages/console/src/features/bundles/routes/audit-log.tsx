@@ -7,7 +7,7 @@ import { RelativeTime } from '../../../components/relative-time.tsx';
 import { useKeysetPager } from '../../../lib/keyset-pager.ts';
 import { useUrlFilters } from '../../../lib/search-params.ts';
 import { gated, useUser } from '../../auth/index.ts';
-import { type AuditFilters, useAuditLog } from '../api/bundles.ts';
+import { type AuditFilters, auditExportUrl, useAuditLog } from '../api/bundles.ts';
 
 function AuditLog() {
   const user = useUser();
@@ -16,7 +16,24 @@ function AuditLog() {
   const pager = useKeysetPager();
   const audit = useAuditLog(filters, pager.before);
   return (
-    <Page title="Audit log" description="Who read which bundle, and who changed users, newest first.">
+    <Page
+      title="Audit log"
+      description={
+        acrossTenants
+          ? 'Who read which bundle, and who changed users, newest first.'
+          : 'Who read your bundles, and who changed your users, endpoints and settings, newest first.'
+      }
+      actions={
+        <>
+          <a className="button" href={auditExportUrl('csv', filters)} download>
+            Download CSV
+          </a>
+          <a className="button" href={auditExportUrl('jsonl', filters)} download>
+            Download JSON Lines
+          </a>
+        </>
+      }
+    >
       <FilterForm
         key={JSON.stringify(filters)}
         label="Filter the audit log"

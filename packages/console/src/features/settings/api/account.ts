@@ -2,6 +2,10 @@
 
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../../lib/api-client.ts';
+import type { paths } from '../../../lib/schema.d.ts';
+
+export type NewApiToken = paths['/v1/me/tokens']['post']['requestBody']['content']['application/json'];
+export type TokenScope = NonNullable<NewApiToken['scopes']>[number];
 
 export function useChangePassword() {
   const client = useQueryClient();
@@ -21,7 +25,7 @@ export function useApiTokens() {
 export function useCreateApiToken() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (body: { name: string }) => unwrap(api.POST('/v1/me/tokens', { body })),
+    mutationFn: (body: NewApiToken) => unwrap(api.POST('/v1/me/tokens', { body })),
     onSuccess: () => client.invalidateQueries({ queryKey: TOKENS_KEY }),
   });
 }

@@ -14,6 +14,10 @@ const EVENT_LABELS: Record<EventType, { label: string; hint: string }> = {
     label: 'Client certificate expiring',
     hint: 'an endpoint’s client certificate (mTLS) expires in 30, 7 or 1 days',
   },
+  'audit.event': {
+    label: 'Audit log entries',
+    hint: 'every entry of your audit log (who read or changed what), for a SIEM',
+  },
 };
 const SEVERITIES = [
   [1, '1 (info): every signal'],
