@@ -20,6 +20,7 @@ import { type AuditAction, type AuditActor, audit } from '../audit/index.ts';
 import { deleteCredentialsOf, NO_PASSWORD, newId } from '../auth/index.ts';
 import { type Database, type Db, engineOf, type ScimGroupTable, type UserTable } from '../db/index.ts';
 import { isUniqueViolation } from '../kernel/errors.ts';
+import { activeAdmins, lockTenant } from '../users/index.ts';
 import type { EqFilter } from './filter.ts';
 import type { GroupState, UserState } from './patch.ts';
 import { type Paging, ScimError, scimNotFound } from './protocol.ts';
@@ -313,12 +314,6 @@ async function record(trx: Kysely<Database>, by: ChangeBy, action: AuditAction, 
   await audit({ db: trx, now: () => by.at }, by.actor, action, target, tenantId);
 }
 
-/** See users/users-repository.ts: serialises one tenant's changes of its people on PostgreSQL. */
-async function lockTenant(trx: Kysely<Database>, tenantId: string): Promise<void> {
-  if (engineOf(trx) === 'postgres')
-    await trx.selectFrom('tenants').select('id').where('id', '=', tenantId).forNoKeyUpdate().execute();
-}
-
 /** The user's row, locked for update on PostgreSQL (a sign-in adding a session waits for it). */
 async function lockedUser(trx: Kysely<Database>, tenantId: string, id: string) {
   const query = trx
@@ -430,17 +425,6 @@ async function setMembers(
   for (const chunk of chunks(removed))
     await trx.deleteFrom('scim_group_members').where('group_id', '=', groupId).where('user_id', 'in', chunk).execute();
   return [...added, ...removed];
-}
-
-async function activeAdmins(trx: Kysely<Database>, tenantId: string): Promise<number> {
-  const r = await trx
-    .selectFrom('users')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('tenant_id', '=', tenantId)
-    .where('role', '=', 'admin')
-    .where('deactivated_at', 'is', null)
-    .executeTakeFirstOrThrow();
-  return Number(r.n);
 }
 
 /**

@@ -6,11 +6,11 @@
 // deactivated user (SCIM) is refused. Each creation and role change is audited, its actor the
 // connection (`sso:oidc` / `sso:saml`, role `sso`).
 
-import type { Kysely } from 'kysely';
 import { type AuditActor, audit } from '../audit/index.ts';
 import { NO_PASSWORD, newId, normaliseEmail } from '../auth/index.ts';
-import { type Database, type Db, engineOf, type Role, type SsoProtocol } from '../db/index.ts';
+import type { Db, Role, SsoProtocol } from '../db/index.ts';
 import { ApiError, isUniqueViolation } from '../kernel/errors.ts';
+import { activeAdmins, lockTenant } from '../users/index.ts';
 
 /** What the provider vouched for. */
 export interface SsoIdentity {
@@ -49,8 +49,7 @@ export async function ssoMember(
   for (let attempt = 0; ; attempt++) {
     try {
       return await deps.db.transaction().execute(async (trx) => {
-        if (engineOf(trx) === 'postgres')
-          await trx.selectFrom('tenants').select('id').where('id', '=', connection.tenantId).forNoKeyUpdate().execute();
+        await lockTenant(trx, connection.tenantId);
         const now = deps.now();
         const user = await trx
           .selectFrom('users')
@@ -75,7 +74,7 @@ export async function ssoMember(
         }
         let role = user.role;
         if (wanted !== undefined && wanted !== role && role !== 'support') {
-          if (wanted === 'admin' || (await admins(trx, connection.tenantId)) > 1) {
+          if (wanted === 'admin' || (await activeAdmins(trx, connection.tenantId)) > 1) {
             await trx.updateTable('users').set({ role: wanted }).where('id', '=', user.id).execute();
             await audit({ db: trx, now: () => now }, actor, 'user.role', user.id, connection.tenantId);
             role = wanted;
@@ -89,15 +88,4 @@ export async function ssoMember(
       throw error;
     }
   }
-}
-
-async function admins(trx: Kysely<Database>, tenantId: string): Promise<number> {
-  const r = await trx
-    .selectFrom('users')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('tenant_id', '=', tenantId)
-    .where('role', '=', 'admin')
-    .where('deactivated_at', 'is', null)
-    .executeTakeFirstOrThrow();
-  return Number(r.n);
 }

@@ -1,3 +1,3 @@
 // A tenant's people, managed by its admins (DESIGN §7: the users API).
 export { userRoutes } from './routes.ts';
-export { type OperatorReset, resetMfaByOperator } from './users-repository.ts';
+export { activeAdmins, lockTenant, type OperatorReset, resetMfaByOperator } from './users-repository.ts';

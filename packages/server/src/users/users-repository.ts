@@ -87,7 +87,7 @@ export class UsersRepository {
         .executeTakeFirst();
       if (!user) return { done: false, reason: 'not_found' };
       if (user.role === role) return { done: true, user };
-      if (user.role === 'admin' && user.deactivated_at == null && (await this.#admins(trx, tenantId)) <= 1)
+      if (user.role === 'admin' && user.deactivated_at == null && (await activeAdmins(trx, tenantId)) <= 1)
         return { done: false, reason: 'last_admin' };
       await trx.updateTable('users').set({ role }).where('id', '=', id).execute();
       await audit({ db: trx, now: () => by.at }, by.actor, 'user.role', `${id}:${role}`, tenantId);
@@ -105,7 +105,7 @@ export class UsersRepository {
       const query = trx.selectFrom('users').selectAll().where('id', '=', id).where('tenant_id', '=', tenantId);
       const user = await (engineOf(trx) === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
       if (!user) return { done: false, reason: 'not_found' };
-      if (user.role === 'admin' && user.deactivated_at == null && (await this.#admins(trx, tenantId)) <= 1)
+      if (user.role === 'admin' && user.deactivated_at == null && (await activeAdmins(trx, tenantId)) <= 1)
         return { done: false, reason: 'last_admin' };
       await deleteCredentialsOf(trx, id);
       await trx.deleteFrom('users').where('id', '=', id).execute();
@@ -154,18 +154,21 @@ export class UsersRepository {
       return issued;
     });
   }
+}
 
-  /** Admins who can act: a deactivated admin (SCIM) keeps no tenant administered. */
-  async #admins(trx: Kysely<Database>, tenantId: string): Promise<number> {
-    const r = await trx
-      .selectFrom('users')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('tenant_id', '=', tenantId)
-      .where('role', '=', 'admin')
-      .where('deactivated_at', 'is', null)
-      .executeTakeFirstOrThrow();
-    return Number(r.n);
-  }
+/**
+ * The tenant's admins who can act: a deactivated admin (SCIM) keeps no tenant administered.
+ * The last-admin rule of every capability that changes roles (users, sso, scim) counts these.
+ */
+export async function activeAdmins(trx: Kysely<Database>, tenantId: string): Promise<number> {
+  const r = await trx
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('tenant_id', '=', tenantId)
+    .where('role', '=', 'admin')
+    .where('deactivated_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(r.n);
 }
 
 /**
@@ -174,7 +177,7 @@ export class UsersRepository {
  * that merely reference the tenant). Taken before anything is read, so every read after it
  * sees the changes that held it before. SQLite's dialect has no row locks and needs none.
  */
-async function lockTenant(trx: Kysely<Database>, tenantId: string): Promise<void> {
+export async function lockTenant(trx: Kysely<Database>, tenantId: string): Promise<void> {
   if (engineOf(trx) === 'postgres')
     await trx.selectFrom('tenants').select('id').where('id', '=', tenantId).forNoKeyUpdate().execute();
 }

@@ -147,7 +147,7 @@ export async function completeMfa(
 ): Promise<SignedIn> {
   const flow = await ctx.flows.find<MfaStepData>('mfa', body.mfa_token);
   if (!flow?.userId) throw mfaExpired();
-  const { email, password_hash } = flow.data;
+  const { email } = flow.data;
   const userId = flow.userId;
   const retryAfter = await ctx.limiter.retryAfterSeconds(email, client.ip, ctx.now());
   if (retryAfter > 0) throw new TooManyAttempts(retryAfter);
