@@ -10,6 +10,7 @@ export {
   useSession,
   useSignOut,
 } from './api/session.ts';
+export { AuthCard } from './components/auth-card.tsx';
 export { Gate, gated } from './components/gate.tsx';
 export { PASSWORD_MIN, passwordProblem } from './password-rules.ts';
 export { can, homePath, type Permission, type Role } from './permissions.ts';

@@ -2,8 +2,7 @@
 // (require_mfa): only the setup, and a way out. The server refuses everything else with 403
 // mfa_setup_required; once a factor is on, the session is asked again and the console opens.
 
-import { AuthCard } from '../../auth/components/auth-card.tsx';
-import { useRefreshSession, useSignOut } from '../../auth/index.ts';
+import { AuthCard, useRefreshSession, useSignOut } from '../../auth/index.ts';
 import { TwoStepSignIn } from '../components/two-step.tsx';
 
 export function MfaSetupRequiredPage() {
