@@ -117,7 +117,10 @@ describe('guard-server command line', () => {
       [['--listen', '--data-dir', 'x'], /^guard-server: --listen needs a value/],
       [['--webhook-allow-private=yes'], /^guard-server: --webhook-allow-private takes no value/],
       [['setup', 'extra'], /^guard-server: unexpected argument "extra"/],
-      [['start'], /^guard-server: unknown command "start" \(commands: serve, setup, migrate, export, import\)/],
+      [
+        ['start'],
+        /^guard-server: unknown command "start" \(commands: serve, setup, migrate, export, import, reset-mfa\)/,
+      ],
       [['serve', '--json'], /^guard-server: --json applies to setup only/],
     ];
     for (const [args, message] of cases) {

@@ -571,7 +571,7 @@ describe('passkeys', () => {
         .where('id', '=', alice.id)
         .execute();
       try {
-        assertError(await answer(token, alice.device.get(opts.json.options, alicePasskey)), 401, 'unauthorized');
+        assertError(await answer(token, alice.device.get(opts.json.options, alicePasskey)), 401, 'invalid_credentials');
       } finally {
         await server.deps.db
           .updateTable('users')

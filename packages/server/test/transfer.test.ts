@@ -165,7 +165,7 @@ describe('export an embedded deployment, import it onto SQLite or PostgreSQL wit
     assert.equal(r.code, 0, r.stderr);
     assert.match(
       r.stderr,
-      /exported 2 object\(s\), 300001 bytes; rows: tenants 1, users 2, api_tokens 2, sessions 0, password_links 0, enrollment_tokens 1, agents 1, uploads 2, bundles 2/,
+      /exported 2 object\(s\), 300001 bytes; rows: tenants 1, users 2, mfa_recovery_codes 0, webauthn_credentials 0, sso_connections 0, sso_domains 0, scim_tokens 0, scim_groups 0, scim_group_members 0, api_tokens 2, sessions 0, password_links 0, enrollment_tokens 1, agents 1, uploads 2, bundles 2/,
     );
     assert.equal((await stat(archive())).mode & 0o777, 0o600);
     const again = await cli(['export', '--data-dir', join(root, 'source'), '--out', archive()]);

@@ -96,12 +96,14 @@ export async function resolvePrincipal(
       if (user.expires_at && Date.parse(user.expires_at) <= at.getTime())
         throw new ApiError(401, 'token_expired', `this API token expired at ${user.expires_at}`);
       // Its use is written at most once a minute, so a busy token costs no write per request.
+      // Bookkeeping only: a write refused (a full disk: 507 for writes) must not fail a read.
       if (!user.last_used_at || at.getTime() - Date.parse(user.last_used_at) >= TOKEN_USE_WRITE_INTERVAL_MS)
         await db
           .updateTable('api_tokens')
           .set({ last_used_at: at.toISOString() })
           .where('id', '=', user.token_id)
-          .execute();
+          .execute()
+          .catch(() => undefined);
       return {
         kind: 'user',
         userId: user.id,

@@ -5,7 +5,7 @@
 
 import type { FastifyReply } from 'fastify';
 import type { Role } from '../db/index.ts';
-import { unauthorized } from '../kernel/errors.ts';
+import { ApiError } from '../kernel/errors.ts';
 import type { AuthContext } from './context.ts';
 import { csrfToken } from './csrf.ts';
 import { hashSecret, newId, newSecret } from './secrets.ts';
@@ -106,7 +106,11 @@ export async function openSession(
     method,
   };
   if (!(await ctx.sessions.insertIfStill(session, passwordHash)))
-    throw unauthorized('the account changed while signing in: sign in again');
+    // A password sign-in refused here looks like any wrong password (the password it checked is
+    // no longer the user's, or the user is gone); other ways in say what happened.
+    throw passwordHash !== undefined
+      ? new ApiError(401, 'invalid_credentials', 'the email or the password is wrong')
+      : new ApiError(401, 'session_refused', 'the account changed while signing in: sign in again');
   await ctx.credentials.signedIn(account.id, now.toISOString());
   await ctx.sessions.deleteEndedOf(account.id, new Date(now.getTime() - ENDED_SESSIONS_KEPT_MS).toISOString());
   const mfaSetupRequired =

@@ -23,6 +23,13 @@ export const TABLES_PREFIX = `${ROOT}/tables/`;
 export const TABLES = [
   'tenants',
   'users',
+  'mfa_recovery_codes',
+  'webauthn_credentials',
+  'sso_connections',
+  'sso_domains',
+  'scim_tokens',
+  'scim_groups',
+  'scim_group_members',
   'api_tokens',
   'sessions',
   'password_links',
@@ -42,6 +49,7 @@ export const TABLES = [
   'webhook_attempts',
   'detection_policies',
   'login_failures',
+  'auth_flows',
 ] as const;
 export type TableName = (typeof TABLES)[number];
 
