@@ -136,9 +136,16 @@ describe('single sign-on with OpenID Connect', () => {
   };
 
   /** The provider's authorization URL for a sign-in started with `email`. */
+  /** The guard_sso cookie of the last start: the browser that started a sign-in brings it back. */
+  let binding = '';
+
   async function start(email: string): Promise<URL> {
     const res = await api(base, 'GET', `/v1/auth/oidc/start?email=${encodeURIComponent(email)}`);
     assert.equal(res.status, 302, res.text);
+    const set = res.headers.getSetCookie().find((c) => c.startsWith('guard_sso='));
+    assert.ok(set, 'the start binds the sign-in to the browser');
+    assert.match(set, /; Path=\/v1\/auth\/; HttpOnly; SameSite=Lax; Max-Age=600$/);
+    binding = set.split(';')[0];
     return new URL(location(res));
   }
 
@@ -173,7 +180,7 @@ describe('single sign-on with OpenID Connect', () => {
   }
 
   /** Opens the callback as the browser would: Guard's answer. */
-  const callback = (url: string) => api(base, 'GET', url.slice(base.length));
+  const callback = (url: string, cookie = binding) => api(base, 'GET', url.slice(base.length), { headers: { cookie } });
 
   /** A whole sign-in: the session cookie's answer, and who it signed in. */
   async function signInAs(login: string, email = String(PEOPLE[login].email)) {
@@ -384,6 +391,21 @@ describe('single sign-on with OpenID Connect', () => {
     assert.equal(sessionSetCookie(replay), undefined);
   });
 
+  it('a callback opened in another browser than the one that started it is refused (login CSRF)', async () => {
+    // An attacker signs in at the provider with their own account, and sends the callback URL to
+    // a victim: the victim's browser has no guard_sso cookie of that sign-in, or another one.
+    const url = await signInAtProvider(await start('bob@acme.test'), 'bob');
+    const victim = await callback(url, '');
+    assert.equal(ssoError(victim), 'invalid_state');
+    assert.equal(sessionSetCookie(victim), undefined);
+    const other = await signInAtProvider(await start('dan@acme.test'), 'dan');
+    assert.ok(other);
+    const url2 = await signInAtProvider(await start('bob@acme.test'), 'bob');
+    const wrong = await callback(url2, 'guard_sso=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+    assert.equal(ssoError(wrong), 'invalid_state');
+    assert.equal(sessionSetCookie(wrong), undefined);
+  });
+
   it("a code with another sign-in's state is refused (its PKCE verifier and nonce do not match)", async () => {
     const first = new URL(await signInAtProvider(await start('bob@acme.test'), 'bob'));
     const second = new URL(await signInAtProvider(await start('dan@acme.test'), 'dan'));
@@ -406,10 +428,8 @@ describe('single sign-on with OpenID Connect', () => {
 
   it("the provider's error answer is shown as such", async () => {
     const state = (await start('bob@acme.test')).searchParams.get('state') ?? '';
-    const res = await api(
-      base,
-      'GET',
-      `/v1/auth/oidc/callback?error=access_denied&error_description=no&state=${encodeURIComponent(state)}`,
+    const res = await callback(
+      `${base}/v1/auth/oidc/callback?error=access_denied&error_description=no&state=${encodeURIComponent(state)}`,
     );
     assert.equal(ssoError(res), 'access_denied');
   });

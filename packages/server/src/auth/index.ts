@@ -24,6 +24,12 @@ export { stillAuthorised } from './principal-recheck.ts';
 export { type AuthRoutesDeps, authRoutes, type SignInDeps, signInContext } from './routes.ts';
 export { SCOPE_AREAS, type ScopeArea, TOKEN_SCOPES, type TokenScope } from './scopes.ts';
 export { hashPassword, hashSecret, NO_PASSWORD, newId, newPassword, newSecret } from './secrets.ts';
+export {
+  clearedSsoBindingCookie,
+  isSecureUrl,
+  readSsoBinding,
+  ssoBindingCookie,
+} from './session-cookie.ts';
 export { normaliseEmail } from './sessions/handlers.ts';
 export type { SessionSettings } from './settings.ts';
 export {

@@ -40,3 +40,33 @@ export function clearedSessionCookie(secure: boolean): string {
 export function isSecureUrl(publicUrl: string): boolean {
   return publicUrl.startsWith('https:');
 }
+
+/**
+ * The cookie that binds a single sign-on round trip to the browser that started it (login
+ * CSRF: without it, a callback URL made with an attacker's own account and opened in a
+ * victim's browser would sign the victim in as the attacker). SameSite=Lax, so that the
+ * identity provider's top-level redirect back carries it; only sent to /v1/auth/; 10 minutes.
+ */
+export const SSO_BINDING_COOKIE = 'guard_sso';
+
+const BINDING = /^[A-Za-z0-9_-]{20,100}$/;
+
+export function ssoBindingCookie(value: string, secure: boolean): string {
+  return `${SSO_BINDING_COOKIE}=${value}; Path=/v1/auth/; HttpOnly; SameSite=Lax; Max-Age=600${secure ? '; Secure' : ''}`;
+}
+
+export function clearedSsoBindingCookie(secure: boolean): string {
+  return `${SSO_BINDING_COOKIE}=; Path=/v1/auth/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? '; Secure' : ''}`;
+}
+
+/** The binding of a Cookie header, or undefined. */
+export function readSsoBinding(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0 || part.slice(0, eq).trim() !== SSO_BINDING_COOKIE) continue;
+    const value = part.slice(eq + 1).trim();
+    if (BINDING.test(value)) return value;
+  }
+  return undefined;
+}

@@ -6,9 +6,10 @@
 // row lives ten minutes, is used once, and a code redeemed with the verifier still needs the
 // client secret, which is sealed.
 
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuditActor } from '../../audit/index.ts';
-import { type AuthContext, openSession } from '../../auth/index.ts';
+import { type AuthContext, hashSecret, openSession } from '../../auth/index.ts';
 import type { Db } from '../../db/index.ts';
 import { ApiError, badRequest } from '../../kernel/errors.ts';
 import { open, seal } from '../../kernel/secret-box.ts';
@@ -38,6 +39,8 @@ export interface OidcConfig {
 interface OidcFlow extends SignInRequest {
   issuer: string;
   client_id: string;
+  /** SHA-256 of the browser binding (the guard_sso cookie set at the start). */
+  binding_hash: string;
 }
 
 const FLOW_TTL_MS = 10 * 60_000;
@@ -131,7 +134,11 @@ export class SsoRefused extends Error {
 }
 
 /** The provider's authorization URL for the person of `email`; the round trip's state is kept as a flow. */
-export async function startSignIn(ctx: OidcContext, email: string): Promise<string> {
+/**
+ * Where to send the browser, and the binding to set as its guard_sso cookie: the callback
+ * is taken only from the browser that holds it.
+ */
+export async function startSignIn(ctx: OidcContext, email: string): Promise<{ to: string; binding: string }> {
   const domain = emailDomain(email.trim());
   if (!domain) throw new SsoRefused('invalid_email', 'the email has no domain');
   const route = await ctx.connections.route(domain);
@@ -140,13 +147,20 @@ export async function startSignIn(ctx: OidcContext, email: string): Promise<stri
   if (!connection?.secretSealed) throw new SsoRefused('unknown_domain', `no OIDC connection for ${domain}`);
   const config = await configOf(ctx, connection);
   const request = newSignInRequest();
+  const binding = randomBytes(32).toString('base64url');
   await ctx.auth.flows.start<OidcFlow>('oidc', {
     tenantId: connection.tenantId,
     key: request.state,
-    data: { ...request, issuer: connection.config.issuer, client_id: connection.config.client_id },
+    data: {
+      ...request,
+      issuer: connection.config.issuer,
+      client_id: connection.config.client_id,
+      binding_hash: hashSecret(binding),
+    },
     ttlMs: FLOW_TTL_MS,
   });
-  return (await authorizationUrl(config, request, redirectUri(ctx.auth.publicUrl()), email.trim())).href;
+  const to = (await authorizationUrl(config, request, redirectUri(ctx.auth.publicUrl()), email.trim())).href;
+  return { to, binding };
 }
 
 async function configOf(ctx: OidcContext, connection: SsoConnection<OidcConfig>) {
@@ -173,6 +187,8 @@ async function configOf(ctx: OidcContext, connection: SsoConnection<OidcConfig>)
 export async function finishSignIn(
   ctx: OidcContext,
   query: { state?: string; error?: string; error_description?: string },
+  /** The guard_sso cookie the browser brought back. */
+  binding: string | undefined,
   callbackUrl: URL,
   client: { ip: string; userAgent: string },
   log: FastifyBaseLogger,
@@ -186,6 +202,12 @@ export async function finishSignIn(
     throw new SsoRefused(
       query.error === 'access_denied' ? 'access_denied' : 'provider_error',
       `the provider answered ${query.error.slice(0, 100)}: ${(query.error_description ?? '').slice(0, 300)}`,
+    );
+  // The state is this browser's only when it brings back the binding set at the start.
+  if (!binding || !safeEqual(hashSecret(binding), flow.data.binding_hash))
+    throw new SsoRefused(
+      'invalid_state',
+      'the sign-in was not started in this browser (no or another guard_sso cookie)',
     );
   const connection = await ctx.connections.find<OidcConfig>(tenantId, 'oidc');
   if (
@@ -229,6 +251,10 @@ export async function finishSignIn(
     if (error instanceof ApiError) throw new SsoRefused('session_refused', error.message);
     throw error;
   }
+}
+
+function safeEqual(a: string, b: string | undefined): boolean {
+  return b !== undefined && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
 function describeSafely(error: unknown): string {

@@ -10,7 +10,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { requireTenantUser, setSessionCookie } from '../../auth/index.ts';
+import {
+  clearedSsoBindingCookie,
+  isSecureUrl,
+  readSsoBinding,
+  requireTenantUser,
+  setSessionCookie,
+  ssoBindingCookie,
+} from '../../auth/index.ts';
 import { notFound } from '../../kernel/errors.ts';
 import { ErrorResponses } from '../../kernel/route-schemas.ts';
 import {
@@ -111,8 +118,11 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcContext> = async (app, ct
     },
     async (req, reply) => {
       try {
-        const to = await startSignIn(ctx, req.query.email);
-        return reply.header('cache-control', 'no-store').redirect(to, 302);
+        const { to, binding } = await startSignIn(ctx, req.query.email);
+        return reply
+          .header('cache-control', 'no-store')
+          .header('set-cookie', ssoBindingCookie(binding, isSecureUrl(ctx.auth.publicUrl())))
+          .redirect(to, 302);
       } catch (error) {
         return refusedTo(reply, error, req.log);
       }
@@ -141,11 +151,14 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcContext> = async (app, ct
         const token = await finishSignIn(
           ctx,
           req.query,
+          readSsoBinding(req.headers.cookie),
           callbackUrl,
           { ip: req.ip, userAgent: req.headers['user-agent'] ?? '' },
           req.log,
         );
-        return setSessionCookie(reply, publicUrl, token).redirect(`${publicUrl.replace(/\/+$/, '')}/console/`, 303);
+        return setSessionCookie(reply, publicUrl, token)
+          .header('set-cookie', clearedSsoBindingCookie(isSecureUrl(publicUrl)))
+          .redirect(`${publicUrl.replace(/\/+$/, '')}/console/`, 303);
       } catch (error) {
         return refusedTo(reply, error, req.log);
       }
