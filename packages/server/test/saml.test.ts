@@ -70,12 +70,35 @@ describe('SAML single sign-on', () => {
     await server?.cleanup();
   });
 
+  /** The guard_sso cookie of the last start: the browser that started a sign-in finishes it. */
+  let binding = '';
+
+  /** GET /v1/auth/saml/start as the browser does: it keeps the guard_sso cookie set there. */
+  async function startSaml(email: string, at = base): Promise<ApiResult> {
+    const res = await api(at, 'GET', `/v1/auth/saml/start?email=${encodeURIComponent(email)}`);
+    const set = res.headers.getSetCookie().find((c) => c.startsWith('guard_sso='));
+    if (set) binding = set.split(';')[0];
+    return res;
+  }
+
+  /**
+   * Where a verified answer goes: the ACS sends the browser on to /v1/auth/saml/finish, which
+   * opens the session with the browser's guard_sso cookie. Followed as the browser would (on
+   * `at`: any replica); any other answer is returned as it is.
+   */
+  async function finish(acs: ApiResult, at = base, cookie = binding): Promise<ApiResult> {
+    const location = acs.headers.get('location') ?? '';
+    if (acs.status !== 303 || !location.includes('/v1/auth/saml/finish?')) return acs;
+    const url = new URL(location);
+    return api(at, 'GET', `${url.pathname}${url.search}`, { headers: { cookie } });
+  }
+
   /** The browser's steps: start → the IdP's page → its form posted to the ACS (with `knobs` for the IdP). */
   async function signInThroughIdp(
     email: string,
     knobs: SamlIdp['next'] = {},
   ): Promise<{ acs: ApiResult; form: { action: string; fields: Record<string, string> }; request: AuthnRequestSeen }> {
-    const start = await api(base, 'GET', `/v1/auth/saml/start?email=${encodeURIComponent(email)}`);
+    const start = await startSaml(email);
     assert.equal(start.status, 302, start.text);
     const location = start.headers.get('location') ?? '';
     assert.ok(location.startsWith(`${idp.ssoUrl}?`), location);
@@ -87,12 +110,14 @@ describe('SAML single sign-on', () => {
     return { acs: await postForm(form), form, request };
   }
 
-  const postForm = (form: { action: string; fields: Record<string, string> }) =>
-    api(base, 'POST', new URL(form.action).pathname, {
-      rawBody: new URLSearchParams(form.fields).toString(),
-      // A cross-site form post, as the IdP's page makes it.
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: idp.url },
-    });
+  const postForm = async (form: { action: string; fields: Record<string, string> }) =>
+    finish(
+      await api(base, 'POST', new URL(form.action).pathname, {
+        rawBody: new URLSearchParams(form.fields).toString(),
+        // A cross-site form post, as the IdP's page makes it (SameSite cookies stay behind).
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: idp.url },
+      }),
+    );
 
   const sessionCookie = (res: ApiResult) =>
     res.headers
@@ -260,7 +285,7 @@ describe('SAML single sign-on', () => {
     });
 
     it('start sends an AuthnRequest to the IdP by the HTTP-Redirect binding, for our ACS URL', async () => {
-      const start = await api(base, 'GET', '/v1/auth/saml/start?email=Ann%40Example.com');
+      const start = await startSaml('Ann@Example.com');
       assert.equal(start.status, 302, start.text);
       const location = new URL(start.headers.get('location') ?? '');
       assert.equal(`${location.origin}${location.pathname}`, idp.ssoUrl);
@@ -274,7 +299,7 @@ describe('SAML single sign-on', () => {
     });
 
     it('start with an email of no SAML connection goes back to the console with sso_not_configured', async () => {
-      const start = await api(base, 'GET', '/v1/auth/saml/start?email=ann%40elsewhere.org');
+      const start = await startSaml('ann@elsewhere.org');
       assert.equal(start.status, 302);
       assert.equal(start.headers.get('location'), `${base}/console/?sso_error=sso_not_configured`);
     });
@@ -346,12 +371,16 @@ describe('SAML single sign-on', () => {
       const first = await signInThroughIdp('second-login@example.com');
       const cookie = sessionCookie(first.acs);
       assert.ok(cookie);
-      const start = await api(base, 'GET', '/v1/auth/saml/start?email=second-login%40example.com');
+      const start = await startSaml('second-login@example.com');
       const form = formOf(await (await fetch(start.headers.get('location') ?? '')).text());
-      const again = await api(base, 'POST', '/v1/auth/saml/acs', {
-        rawBody: new URLSearchParams(form.fields).toString(),
-        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: idp.url, cookie },
-      });
+      const again = await finish(
+        await api(base, 'POST', '/v1/auth/saml/acs', {
+          rawBody: new URLSearchParams(form.fields).toString(),
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: idp.url, cookie },
+        }),
+        base,
+        `${cookie}; ${binding}`,
+      );
       assert.equal(again.status, 303, again.text);
       assert.ok(sessionCookie(again), 'a new session');
       assert.notEqual(sessionCookie(again), cookie);
@@ -430,8 +459,24 @@ describe('SAML single sign-on', () => {
       );
     });
 
+    it("an attacker's own answer posted into a victim's browser signs no one in (login CSRF)", async () => {
+      // The attacker starts a sign-in with their own account and captures the IdP's form; the
+      // victim's browser posts it (a page of the attacker's), but holds no guard_sso of that start.
+      idp.user = { email: 'mallory@example.com' };
+      const start = await startSaml('mallory@example.com');
+      const form = formOf(await (await fetch(start.headers.get('location') ?? '')).text());
+      const acs = await api(base, 'POST', '/v1/auth/saml/acs', {
+        rawBody: new URLSearchParams(form.fields).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: idp.url },
+      });
+      assert.equal(acs.status, 303, acs.text);
+      assertRefused(await finish(acs, base, ''), 'other_browser');
+      // The finish step is used once: the attacker's own browser cannot take it back either.
+      assertRefused(await finish(acs), 'unknown_request');
+    });
+
     it('a response to a request whose 10 minutes have passed', async () => {
-      const start = await api(base, 'GET', '/v1/auth/saml/start?email=victim%40example.com');
+      const start = await startSaml('victim@example.com');
       const page = await fetch(start.headers.get('location') ?? '');
       const form = formOf(await page.text());
       server.clock.advance(10 * 60_000 + 1);
@@ -525,12 +570,15 @@ describe('SAML single sign-on', () => {
         });
       }
       idp.user = { email: 'roaming@example.com' };
-      const start = await api(base, 'GET', '/v1/auth/saml/start?email=roaming%40example.com');
+      const start = await startSaml('roaming@example.com');
       const form = formOf(await (await fetch(start.headers.get('location') ?? '')).text());
-      const acs = await api(replica?.url ?? base, 'POST', '/v1/auth/saml/acs', {
-        rawBody: new URLSearchParams(form.fields).toString(),
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      });
+      // The answer is checked by the other replica, and the sign-in finished by the first.
+      const acs = await finish(
+        await api(replica?.url ?? base, 'POST', '/v1/auth/saml/acs', {
+          rawBody: new URLSearchParams(form.fields).toString(),
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }),
+      );
       assert.equal(acs.status, 303, acs.text);
       const cookie = sessionCookie(acs);
       assert.ok(cookie, acs.headers.get('location') ?? '');

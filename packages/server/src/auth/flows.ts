@@ -4,6 +4,7 @@
 //   oidc                an OpenID Connect round trip: state → nonce, PKCE verifier (10 min)
 //   saml                a SAML round trip: the AuthnRequest's id → the tenant (10 min)
 //   saml_assertion      an assertion id already taken, until it expires (replays refused)
+//   sso_finish          a verified SAML answer waiting for its browser's binding (2 min)
 //   webauthn_register   a passkey being added: the challenge (5 min)
 //   webauthn_sign_in    a password-less sign-in: the challenge (5 min)
 // A flow is found by the SHA-256 of its token (or state, or request id) and used once: `take`
@@ -15,7 +16,14 @@ import type { Selectable } from 'kysely';
 import type { AuthFlowTable, Db } from '../db/index.ts';
 import { hashSecret } from './secrets.ts';
 
-export type FlowKind = 'mfa' | 'oidc' | 'saml' | 'saml_assertion' | 'webauthn_register' | 'webauthn_sign_in';
+export type FlowKind =
+  | 'mfa'
+  | 'oidc'
+  | 'saml'
+  | 'saml_assertion'
+  | 'sso_finish'
+  | 'webauthn_register'
+  | 'webauthn_sign_in';
 
 export interface Flow<Data = Record<string, unknown>> {
   kind: FlowKind;

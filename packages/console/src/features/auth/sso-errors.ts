@@ -26,6 +26,8 @@ const MESSAGES: Record<string, string> = {
   unsolicited_response:
     'Start single sign-on from this page, not from your identity provider’s portal: Guard accepts only sign-ins it started.',
   unknown_request: 'That single sign-on attempt expired or was already used. Try again.',
+  other_browser:
+    'That sign-in was started in another browser (or its cookie is gone). Start single sign-on again here.',
   replayed_assertion: 'That single sign-on answer was already used. Try again.',
   wrong_issuer:
     'Your identity provider’s answer does not match Guard’s single sign-on settings. Ask an admin to check them.',

@@ -9,15 +9,21 @@
 // signed assertion and the single-use request it answers are the proof. Every refusal sends
 // the browser back to the console's sign-in with ?sso_error=<code>; the reason is logged.
 
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Static } from 'typebox';
 import { Type } from 'typebox';
 import {
   type AuthRoutesDeps,
+  clearedSsoBindingCookie,
+  hashSecret,
+  isSecureUrl,
   openSession,
+  readSsoBinding,
   requireTenantUser,
   setSessionCookie,
   signInContext,
+  ssoBindingCookie,
 } from '../../auth/index.ts';
 import { ApiError, notFound } from '../../kernel/errors.ts';
 import { ErrorResponses } from '../../kernel/route-schemas.ts';
@@ -156,7 +162,11 @@ export const samlRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
     },
     async (req, reply) => {
       try {
-        return reply.header('cache-control', 'no-store').redirect(await startSamlSignIn(signIn, req.query.email), 302);
+        const { to, binding } = await startSamlSignIn(signIn, req.query.email);
+        return reply
+          .header('cache-control', 'no-store')
+          .header('set-cookie', ssoBindingCookie(binding, isSecureUrl(deps.publicUrl())))
+          .redirect(to, 302);
       } catch (error) {
         if (!(error instanceof SamlRefused)) throw error;
         req.log.info({ code: error.code, reason: error.message }, 'SAML sign-in not started');
@@ -180,8 +190,9 @@ export const samlRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
         schema: {
           tags: ['sso'],
           summary:
-            "The SAML Assertion Consumer Service (HTTP-POST binding): the IdP's signed response → the session " +
-            'cookie and 303 to the console; any refusal → 303 to the console with ?sso_error=<code>',
+            "The SAML Assertion Consumer Service (HTTP-POST binding): the IdP's signed response checked → 303 to " +
+            '/v1/auth/saml/finish, which opens the session in the browser that started the sign-in; any refusal → ' +
+            '303 to the console with ?sso_error=<code>',
           security: [],
           consumes: ['application/x-www-form-urlencoded'],
           body: SamlAcsBody,
@@ -191,15 +202,19 @@ export const samlRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
       async (req, reply) => {
         reply.header('cache-control', 'no-store');
         try {
-          const { member } = await consumeSamlResponse(signIn, req.body.SAMLResponse);
-          const { token } = await openSession(
-            ctx,
-            member,
-            { ip: req.ip, userAgent: req.headers['user-agent'] ?? '' },
-            'saml',
+          const { member, bindingHash } = await consumeSamlResponse(signIn, req.body.SAMLResponse);
+          // The POST came from the IdP's page (cross-site: SameSite cookies stay behind), so the
+          // browser is sent on to a GET of our own, which brings its guard_sso cookie back.
+          const key = await ctx.flows.start('sso_finish', {
+            tenantId: member.tenant_id,
+            userId: member.id,
+            data: { binding_hash: bindingHash, created: member.created },
+            ttlMs: FINISH_TTL_MS,
+          });
+          return reply.redirect(
+            `${deps.publicUrl().replace(/\/+$/, '')}/v1/auth/saml/finish?key=${encodeURIComponent(key)}`,
+            303,
           );
-          req.log.info({ tenantId: member.tenant_id, userId: member.id, created: member.created }, 'SAML sign-in');
-          return setSessionCookie(reply, deps.publicUrl(), token).redirect(consoleUrl(), 303);
         } catch (error) {
           // An ApiError here: the account changed (or was deactivated) while signing in.
           if (!(error instanceof SamlRefused || error instanceof ApiError)) throw error;
@@ -209,4 +224,59 @@ export const samlRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
       },
     );
   });
+
+  app.get(
+    '/v1/auth/saml/finish',
+    {
+      config: { cookieless: true },
+      schema: {
+        tags: ['sso'],
+        summary:
+          'The end of a SAML sign-in: the verified answer (once, 2 minutes) opens the session only in the browser ' +
+          'that started it (its guard_sso cookie); then 303 to the console. Otherwise 303 to the console with ' +
+          '?sso_error=<code>',
+        security: [],
+        querystring: SamlFinishQuery,
+        response: { 303: Redirect, ...ErrorResponses },
+      },
+    },
+    async (req, reply) => {
+      reply.header('cache-control', 'no-store');
+      try {
+        const flow = await ctx.flows.take<{ binding_hash: string; created: boolean }>('sso_finish', req.query.key);
+        if (!flow?.userId) throw new SamlRefused('unknown_request', 'no live SAML sign-in to finish with this key');
+        const binding = readSsoBinding(req.headers.cookie);
+        if (!binding || !sameHash(hashSecret(binding), flow.data.binding_hash))
+          throw new SamlRefused(
+            'other_browser',
+            'the sign-in was not started in this browser (no or another guard_sso cookie)',
+          );
+        const account = await ctx.credentials.accountById(flow.userId);
+        if (!account) throw new SamlRefused('unknown_request', 'the user is gone');
+        const { token } = await openSession(
+          ctx,
+          account,
+          { ip: req.ip, userAgent: req.headers['user-agent'] ?? '' },
+          'saml',
+        );
+        req.log.info({ tenantId: account.tenant_id, userId: account.id, created: flow.data.created }, 'SAML sign-in');
+        return setSessionCookie(reply, deps.publicUrl(), token)
+          .header('set-cookie', clearedSsoBindingCookie(isSecureUrl(deps.publicUrl())))
+          .redirect(consoleUrl(), 303);
+      } catch (error) {
+        if (!(error instanceof SamlRefused || error instanceof ApiError)) throw error;
+        req.log.warn({ code: error.code, reason: error.message }, 'SAML sign-in refused');
+        return reply.redirect(refusedUrl(error.code), 303);
+      }
+    },
+  );
 };
+
+/** A verified answer waits this long for its browser (the IdP's page posts it at once). */
+const FINISH_TTL_MS = 2 * 60_000;
+
+const SamlFinishQuery = Type.Object({ key: Type.String({ minLength: 1, maxLength: 100 }) });
+
+function sameHash(a: string, b: string | undefined): boolean {
+  return b !== undefined && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+}

@@ -14,6 +14,7 @@
 // Then the email (NameID of format emailAddress, or the configured attribute) must be of one of
 // the connection's domains, and ssoMember makes the user as OpenID Connect does.
 
+import { randomBytes } from 'node:crypto';
 import {
   type CacheProvider,
   type IdpCertCallback,
@@ -21,7 +22,7 @@ import {
   SAML,
   ValidateInResponseTo,
 } from '@node-saml/node-saml';
-import { type AuthFlows, type Flow, normaliseEmail } from '../../auth/index.ts';
+import { type AuthFlows, type Flow, hashSecret, normaliseEmail } from '../../auth/index.ts';
 import type { Db } from '../../db/index.ts';
 import { ApiError } from '../../kernel/errors.ts';
 import { type SsoMember, ssoMember } from '../members.ts';
@@ -76,27 +77,39 @@ function samlClient(
   });
 }
 
-/** The IdP URL an AuthnRequest for this email goes to (its request ID kept as a flow). */
-export async function startSamlSignIn(deps: SamlSignInDeps, rawEmail: string): Promise<string> {
+/**
+ * The IdP URL an AuthnRequest for this email goes to (its request ID kept as a flow), and the
+ * binding the browser keeps as its guard_sso cookie (only its holder finishes the sign-in).
+ */
+export async function startSamlSignIn(
+  deps: SamlSignInDeps,
+  rawEmail: string,
+): Promise<{ to: string; binding: string }> {
   const email = normaliseEmail(rawEmail);
   const domain = email.slice(email.lastIndexOf('@') + 1);
   const tenantId = await deps.connections.tenantOfDomain(domain);
   const connection = tenantId === undefined ? undefined : await deps.connections.ofTenant(tenantId);
   if (!connection) throw new SamlRefused('sso_not_configured', `no SAML connection for the domain ${domain}`);
+  const binding = randomBytes(32).toString('base64url');
   const saml = samlClient(serviceProvider(deps.publicUrl()), {
     entryPoint: connection.sso_url,
     idpCert: connection.idp_certificates,
     cacheProvider: {
       // node-saml hands us the new request's ID here, before it builds the URL.
       saveAsync: async (key, value) => {
-        await deps.flows.start('saml', { key, tenantId: connection.tenantId, ttlMs: SAML_REQUEST_TTL_MS });
+        await deps.flows.start('saml', {
+          key,
+          tenantId: connection.tenantId,
+          data: { binding_hash: hashSecret(binding) },
+          ttlMs: SAML_REQUEST_TTL_MS,
+        });
         return { value, createdAt: deps.now().getTime() };
       },
       getAsync: async () => null,
       removeAsync: async () => null,
     },
   });
-  return saml.getAuthorizeUrlAsync('', undefined, {});
+  return { to: await saml.getAuthorizeUrlAsync('', undefined, {}), binding };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: node-saml's parsed assertion (xml2js: `$` attributes, `_` text)
@@ -124,6 +137,8 @@ function values(profile: Profile, name: string): string[] | undefined {
 export interface SamlSignedIn {
   member: SsoMember;
   tenantId: string;
+  /** The SHA-256 of the binding of the browser that started it. */
+  bindingHash: string;
 }
 
 /** Checks a posted SAMLResponse and returns the user it signs in; SamlRefused (or user_deactivated) otherwise. */
@@ -254,7 +269,7 @@ export async function consumeSamlResponse(deps: SamlSignInDeps, samlResponse: st
       { tenantId: flow.tenantId, protocol: 'saml', adminGroup: connection.adminGroup },
       { email, groups },
     );
-    return { member, tenantId: flow.tenantId };
+    return { member, tenantId: flow.tenantId, bindingHash: String(flow.data.binding_hash ?? '') };
   } catch (error) {
     if (error instanceof ApiError) throw new SamlRefused(error.code, error.message);
     throw error;
