@@ -3446,7 +3446,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The SAML Assertion Consumer Service (HTTP-POST binding): the IdP's signed response → the session cookie and 303 to the console; any refusal → 303 to the console with ?sso_error=<code> */
+        /** The SAML Assertion Consumer Service (HTTP-POST binding): the IdP's signed response checked → 303 to /v1/auth/saml/finish, which opens the session in the browser that started the sign-in; any refusal → 303 to the console with ?sso_error=<code> */
         post: {
             parameters: {
                 query?: never;
@@ -3491,6 +3491,61 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/saml/finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The end of a SAML sign-in: the verified answer (once, 2 minutes) opens the session only in the browser that started it (its guard_sso cookie); then 303 to the console. Otherwise 303 to the console with ?sso_error=<code> */
+        get: {
+            parameters: {
+                query: {
+                    key: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description a redirect (Location) */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
