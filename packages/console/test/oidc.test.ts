@@ -6,11 +6,8 @@
 // sign-in page with the reason in plain words.
 
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { Provider } from 'oidc-provider';
+import { type OidcIdp, startOidcIdp } from '../../server/test/oidc-idp.ts';
 import {
   type ConsoleWorld,
   checkPage,
@@ -28,50 +25,24 @@ const PEOPLE: Record<string, Record<string, unknown>> = {
 };
 
 let world: ConsoleWorld;
-let idp: http.Server;
+let idp: OidcIdp;
 let issuer: string;
 
 before(async () => {
   world = await startConsoleWorld();
-  idp = http.createServer();
-  idp.listen(0, '127.0.0.1');
-  await once(idp, 'listening');
   // localhost, not 127.0.0.1: another site than the console's, as a real provider is, so the
   // SameSite=Strict session cookie is proved to work after a cross-site return.
-  issuer = `http://localhost:${(idp.address() as AddressInfo).port}`;
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: CLIENT_ID,
-        client_secret: CLIENT_SECRET,
-        redirect_uris: [`${world.base}/v1/auth/oidc/callback`],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-      },
-    ],
-    scopes: ['openid', 'email', 'profile', 'groups'],
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
-    findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, ...PEOPLE[sub] }) }),
-    // Guard is a first-party client: its grant is given without a consent page.
-    async loadExistingGrant(ctx) {
-      const grantId = ctx.oidc.session?.grantIdFor(ctx.oidc.client?.clientId ?? '');
-      if (grantId) return ctx.oidc.provider.Grant.find(grantId);
-      const grant = new ctx.oidc.provider.Grant({
-        clientId: ctx.oidc.client?.clientId,
-        accountId: ctx.oidc.session?.accountId,
-      });
-      grant.addOIDCScope('openid email profile groups');
-      await grant.save();
-      return grant;
-    },
-    features: { devInteractions: { enabled: true } },
-    cookies: { keys: ['oidc-browser-cookie-key-0123456789'] },
+  idp = await startOidcIdp({
+    host: 'localhost',
+    clientId: CLIENT_ID,
+    clientSecret: CLIENT_SECRET,
+    redirectUri: `${world.base}/v1/auth/oidc/callback`,
+    people: PEOPLE,
   });
-  idp.on('request', provider.callback());
+  issuer = idp.issuer;
 });
 after(async () => {
-  idp?.closeAllConnections();
-  await new Promise((r) => idp?.close(r));
+  await idp?.close();
   await world?.close();
 });
 

@@ -10,7 +10,6 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { Provider } from 'oidc-provider';
 import { sessionSetCookie } from './console-session.ts';
 import {
   type ApiResult,
@@ -22,6 +21,7 @@ import {
   startTestServer,
   type TestServer,
 } from './harness.ts';
+import { type OidcIdp, startOidcIdp } from './oidc-idp.ts';
 
 const CLIENT_ID = 'guard-console';
 const CLIENT_SECRET = 'oidc-client-secret-0123456789abcdef-xyz';
@@ -64,8 +64,7 @@ class CookieJar {
 describe('single sign-on with OpenID Connect', () => {
   let server: TestServer;
   let base: string;
-  let provider: Provider;
-  let idp: http.Server;
+  let idp: OidcIdp;
   let issuer: string;
   let a: Awaited<ReturnType<typeof setupTenant>>;
   let b: Awaited<ReturnType<typeof setupTenant>>;
@@ -75,44 +74,17 @@ describe('single sign-on with OpenID Connect', () => {
     base = server.url;
     a = await setupTenant(server);
     b = await setupTenant(server);
-    idp = http.createServer();
-    idp.listen(0, '127.0.0.1');
-    await once(idp, 'listening');
-    issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
-    provider = new Provider(issuer, {
-      clients: [
-        {
-          client_id: CLIENT_ID,
-          client_secret: CLIENT_SECRET,
-          redirect_uris: [`${base}/v1/auth/oidc/callback`],
-          grant_types: ['authorization_code'],
-          response_types: ['code'],
-          token_endpoint_auth_method: 'client_secret_basic',
-        },
-      ],
-      scopes: ['openid', 'email', 'profile', 'groups'],
-      claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
-      findAccount: (_ctx, sub) => ({ accountId: sub, claims: () => ({ sub, ...PEOPLE[sub] }) }),
-      // Guard is a first-party client: its grant is given without a consent page.
-      async loadExistingGrant(ctx) {
-        const grantId = ctx.oidc.session?.grantIdFor(ctx.oidc.client?.clientId ?? '');
-        if (grantId) return ctx.oidc.provider.Grant.find(grantId);
-        const grant = new ctx.oidc.provider.Grant({
-          clientId: ctx.oidc.client?.clientId,
-          accountId: ctx.oidc.session?.accountId,
-        });
-        grant.addOIDCScope('openid email profile groups');
-        await grant.save();
-        return grant;
-      },
-      features: { devInteractions: { enabled: true } },
-      cookies: { keys: ['oidc-test-cookie-key-0123456789'] },
+    idp = await startOidcIdp({
+      host: '127.0.0.1',
+      clientId: CLIENT_ID,
+      clientSecret: CLIENT_SECRET,
+      redirectUri: `${base}/v1/auth/oidc/callback`,
+      people: PEOPLE,
     });
-    idp.on('request', provider.callback());
+    issuer = idp.issuer;
   });
   after(async () => {
-    idp?.closeAllConnections();
-    await new Promise((r) => idp?.close(r));
+    await idp?.close();
     await server?.cleanup();
   });
 
