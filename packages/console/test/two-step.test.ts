@@ -144,13 +144,7 @@ describe('two-step sign-in in the console', () => {
       world.server.clock.advance(STEP);
       await page.getByLabel('Authentication code').fill(codeFor(await adminKey(), world.server.clock.now().getTime()));
       await page.getByRole('button', { name: 'Verify' }).click();
-      await page
-        .getByRole('heading', { name: 'Users', level: 1 })
-        .waitFor({ timeout: 10_000 })
-        .catch(async (e) => {
-          console.log(await page.locator('body').innerText());
-          throw e;
-        });
+      await page.getByRole('heading', { name: 'Users', level: 1 }).waitFor();
       await settled(page);
       const rita = page.getByRole('row', { name: /rita@acme\.example/ });
       await rita.getByText('on', { exact: true }).waitFor();

@@ -2,7 +2,7 @@
 // a read-only field with its label and a Copy button. The value lives only in the component's
 // props: it is never written to storage or the URL, so it is gone once the page is left.
 
-import { useId, useRef, useState } from 'react';
+import { type ReactNode, useId, useRef, useState } from 'react';
 
 async function copyText(input: HTMLInputElement | HTMLTextAreaElement): Promise<boolean> {
   try {
@@ -63,6 +63,18 @@ export function CopyField({
       <p className="hint" id={`${id}-s`} role="status">
         {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'no' ? 'Select the text and copy it.' : hint}
       </p>
+    </div>
+  );
+}
+
+/** A new secret in its "shown only once" notice: what to do with it (children), then its field. */
+export function ShownOnce({ label, value, children }: { label: string; value: string; children: ReactNode }) {
+  return (
+    <div className="notice warn" role="status">
+      <p>
+        <strong>Shown only once.</strong> {children}
+      </p>
+      <CopyField label={label} value={value} copyLabel="Copy token" />
     </div>
   );
 }

@@ -1,6 +1,6 @@
 import { type FormEvent, useId, useState } from 'react';
 import { ConfirmAction } from '../../../components/confirm-action.tsx';
-import { CopyField } from '../../../components/copy-field.tsx';
+import { ShownOnce } from '../../../components/copy-field.tsx';
 import { ACTIONS, DataTable } from '../../../components/data-table.tsx';
 import { QueryView, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
@@ -174,12 +174,9 @@ export function ApiTokens() {
       </form>
       <WriteError error={create.error ?? revoke.error} />
       {create.data && (
-        <div className="notice warn" role="status">
-          <p>
-            <strong>Shown only once.</strong> Store the token “{create.data.name}” now; Guard keeps only its hash.
-          </p>
-          <CopyField label="API token" value={create.data.token} copyLabel="Copy token" />
-        </div>
+        <ShownOnce label="API token" value={create.data.token}>
+          Store the token “{create.data.name}” now; Guard keeps only its hash.
+        </ShownOnce>
       )}
       <QueryView
         query={tokens}

@@ -3,7 +3,7 @@
 
 import { type FormEvent, useId, useState } from 'react';
 import { ConfirmAction } from '../../../components/confirm-action.tsx';
-import { CopyField } from '../../../components/copy-field.tsx';
+import { CopyField, ShownOnce } from '../../../components/copy-field.tsx';
 import { ACTIONS, DataTable } from '../../../components/data-table.tsx';
 import { QueryView, TableSkeleton, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
@@ -45,13 +45,9 @@ export function ScimProvisioning() {
       </form>
       <WriteError error={create.error ?? revoke.error} />
       {create.data && (
-        <div className="notice warn" role="status">
-          <p>
-            <strong>Shown only once.</strong> Paste the token “{create.data.name}” into your identity provider now;
-            Guard keeps only its hash.
-          </p>
-          <CopyField label="SCIM token" value={create.data.token} copyLabel="Copy token" />
-        </div>
+        <ShownOnce label="SCIM token" value={create.data.token}>
+          Paste the token “{create.data.name}” into your identity provider now; Guard keeps only its hash.
+        </ShownOnce>
       )}
       <QueryView
         query={tokens}
