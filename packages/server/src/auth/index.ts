@@ -27,8 +27,9 @@ export { hashPassword, hashSecret, NO_PASSWORD, newId, newPassword, newSecret } 
 export {
   clearedSsoBindingCookie,
   isSecureUrl,
-  readSsoBinding,
+  newSsoBinding,
   ssoBindingCookie,
+  ssoBindingMatches,
 } from './session-cookie.ts';
 export { normaliseEmail } from './sessions/handlers.ts';
 export type { SessionSettings } from './settings.ts';

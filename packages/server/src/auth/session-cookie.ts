@@ -3,6 +3,8 @@
 // SameSite=Strict (no other site's page sends it), Path=/ (the API and the console share it),
 // Secure when the public URL is https. The value is `gss_` + base64url: nothing to escape.
 
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
 export const SESSION_COOKIE = 'guard_session';
 
 const VALUE = /^gss_[A-Za-z0-9_-]{20,100}$/;
@@ -59,8 +61,23 @@ export function clearedSsoBindingCookie(secure: boolean): string {
   return `${SSO_BINDING_COOKIE}=; Path=/v1/auth/; HttpOnly; SameSite=Lax; Max-Age=0${secure ? '; Secure' : ''}`;
 }
 
+/** A new binding: the cookie's value, and the SHA-256 the round trip's flow keeps. */
+export function newSsoBinding(): { binding: string; hash: string } {
+  const binding = randomBytes(32).toString('base64url');
+  return { binding, hash: createHash('sha256').update(binding).digest('hex') };
+}
+
+/** True when the request's guard_sso cookie is the one whose SHA-256 the flow kept (constant time). */
+export function ssoBindingMatches(cookieHeader: string | undefined, hash: string | undefined): boolean {
+  const binding = readSsoBinding(cookieHeader);
+  if (binding === undefined || hash === undefined) return false;
+  const got = createHash('sha256').update(binding).digest();
+  const want = Buffer.from(hash, 'hex');
+  return want.length === got.length && timingSafeEqual(got, want);
+}
+
 /** The binding of a Cookie header, or undefined. */
-export function readSsoBinding(header: string | undefined): string | undefined {
+function readSsoBinding(header: string | undefined): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');

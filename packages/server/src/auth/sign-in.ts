@@ -89,6 +89,8 @@ export async function openSession(
   client: { ip: string; userAgent: string },
   method: SignInMethod,
   passwordHash?: string,
+  /** The tenant requires a second factor and this session has none (a password sign-in of require_mfa). */
+  mfaSetupRequired = false,
 ): Promise<SignedIn> {
   const now = ctx.now();
   const token = newSecret('sessionToken');
@@ -113,9 +115,6 @@ export async function openSession(
       : new ApiError(401, 'session_refused', 'the account changed while signing in: sign in again');
   await ctx.credentials.signedIn(account.id, now.toISOString());
   await ctx.sessions.deleteEndedOf(account.id, new Date(now.getTime() - ENDED_SESSIONS_KEPT_MS).toISOString());
-  const mfaSetupRequired =
-    method === 'password' &&
-    needsMfaSetup(method, (await ctx.mfa.policy(account.tenant_id)).requireMfa, { totp: false, passkeys: 0 });
   const info = sessionView(ctx.csrfKey, account, {
     tokenHash,
     expiresAt: times.expires_at,

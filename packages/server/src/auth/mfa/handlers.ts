@@ -48,7 +48,8 @@ export async function confirmTotp(ctx: AuthContext, user: UserPrincipal, code: s
   const pending = await ctx.mfa.pendingTotp(user.userId);
   if (pending === null)
     throw new ApiError(409, 'no_totp_setup', 'no authenticator app is being set up: start the setup again');
-  const step = totpStep(openTotpSecret(ctx, user.userId, pending), code, ctx.now());
+  const secret = openTotpSecret(ctx, user.userId, pending);
+  const step = totpStep(secret, code, ctx.now());
   if (step === undefined) {
     await ctx.limiter.failed(user.email, ip, ctx.now());
     throw new ApiError(
@@ -58,7 +59,6 @@ export async function confirmTotp(ctx: AuthContext, user: UserPrincipal, code: s
     );
   }
   const codes = newRecoveryCodes();
-  const secret = openTotpSecret(ctx, user.userId, pending);
   const enabled = await ctx.mfa.enableTotp(
     user.userId,
     pending,

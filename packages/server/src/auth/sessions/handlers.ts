@@ -6,7 +6,14 @@ import type { AuthContext } from '../context.ts';
 import type { Flow } from '../flows.ts';
 import type { UserPrincipal } from '../principal.ts';
 import { checkPassword, hashPassword, hashSecret } from '../secrets.ts';
-import { openSession, type SessionView, type SignedIn, type SignInMethod, sessionView } from '../sign-in.ts';
+import {
+  needsMfaSetup,
+  openSession,
+  type SessionView,
+  type SignedIn,
+  type SignInMethod,
+  sessionView,
+} from '../sign-in.ts';
 import { normaliseRecoveryCode, totpStep } from '../totp.ts';
 
 /** A password sign-in's second step lives this long, and takes this many wrong answers. */
@@ -128,6 +135,8 @@ export async function login(
     'password',
     // Not a failed guess when it is refused (the password was right when checked).
     account.password_hash,
+    // No factor held (else the second step was asked): the tenant's policy alone decides.
+    needsMfaSetup('password', policy.requireMfa, { totp: false, passkeys: 0 }),
   );
   await ctx.limiter.succeeded(email, client.ip);
   return signedIn;

@@ -6,10 +6,9 @@
 // row lives ten minutes, is used once, and a code redeemed with the verifier still needs the
 // client secret, which is sealed.
 
-import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { AuditActor } from '../../audit/index.ts';
-import { type AuthContext, hashSecret, openSession } from '../../auth/index.ts';
+import { type AuthContext, newSsoBinding, openSession, ssoBindingMatches } from '../../auth/index.ts';
 import type { Db } from '../../db/index.ts';
 import { ApiError, badRequest } from '../../kernel/errors.ts';
 import { open, seal } from '../../kernel/secret-box.ts';
@@ -147,7 +146,7 @@ export async function startSignIn(ctx: OidcContext, email: string): Promise<{ to
   if (!connection?.secretSealed) throw new SsoRefused('unknown_domain', `no OIDC connection for ${domain}`);
   const config = await configOf(ctx, connection);
   const request = newSignInRequest();
-  const binding = randomBytes(32).toString('base64url');
+  const { binding, hash } = newSsoBinding();
   await ctx.auth.flows.start<OidcFlow>('oidc', {
     tenantId: connection.tenantId,
     key: request.state,
@@ -155,7 +154,7 @@ export async function startSignIn(ctx: OidcContext, email: string): Promise<{ to
       ...request,
       issuer: connection.config.issuer,
       client_id: connection.config.client_id,
-      binding_hash: hashSecret(binding),
+      binding_hash: hash,
     },
     ttlMs: FLOW_TTL_MS,
   });
@@ -187,8 +186,8 @@ async function configOf(ctx: OidcContext, connection: SsoConnection<OidcConfig>)
 export async function finishSignIn(
   ctx: OidcContext,
   query: { state?: string; error?: string; error_description?: string },
-  /** The guard_sso cookie the browser brought back. */
-  binding: string | undefined,
+  /** The request's Cookie header: its guard_sso must be the start's. */
+  cookies: string | undefined,
   callbackUrl: URL,
   client: { ip: string; userAgent: string },
   log: FastifyBaseLogger,
@@ -204,7 +203,7 @@ export async function finishSignIn(
       `the provider answered ${query.error.slice(0, 100)}: ${(query.error_description ?? '').slice(0, 300)}`,
     );
   // The state is this browser's only when it brings back the binding set at the start.
-  if (!binding || !safeEqual(hashSecret(binding), flow.data.binding_hash))
+  if (!ssoBindingMatches(cookies, flow.data.binding_hash))
     throw new SsoRefused(
       'invalid_state',
       'the sign-in was not started in this browser (no or another guard_sso cookie)',
@@ -251,10 +250,6 @@ export async function finishSignIn(
     if (error instanceof ApiError) throw new SsoRefused('session_refused', error.message);
     throw error;
   }
-}
-
-function safeEqual(a: string, b: string | undefined): boolean {
-  return b !== undefined && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 }
 
 function describeSafely(error: unknown): string {

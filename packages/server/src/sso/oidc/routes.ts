@@ -13,7 +13,6 @@ import { Type } from 'typebox';
 import {
   clearedSsoBindingCookie,
   isSecureUrl,
-  readSsoBinding,
   requireTenantUser,
   setSessionCookie,
   ssoBindingCookie,
@@ -151,7 +150,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcContext> = async (app, ct
         const token = await finishSignIn(
           ctx,
           req.query,
-          readSsoBinding(req.headers.cookie),
+          req.headers.cookie,
           callbackUrl,
           { ip: req.ip, userAgent: req.headers['user-agent'] ?? '' },
           req.log,

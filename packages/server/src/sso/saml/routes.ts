@@ -9,21 +9,19 @@
 // signed assertion and the single-use request it answers are the proof. Every refusal sends
 // the browser back to the console's sign-in with ?sso_error=<code>; the reason is logged.
 
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Static } from 'typebox';
 import { Type } from 'typebox';
 import {
   type AuthRoutesDeps,
   clearedSsoBindingCookie,
-  hashSecret,
   isSecureUrl,
   openSession,
-  readSsoBinding,
   requireTenantUser,
   setSessionCookie,
   signInContext,
   ssoBindingCookie,
+  ssoBindingMatches,
 } from '../../auth/index.ts';
 import { ApiError, notFound } from '../../kernel/errors.ts';
 import { ErrorResponses } from '../../kernel/route-schemas.ts';
@@ -245,8 +243,7 @@ export const samlRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
       try {
         const flow = await ctx.flows.take<{ binding_hash: string; created: boolean }>('sso_finish', req.query.key);
         if (!flow?.userId) throw new SamlRefused('unknown_request', 'no live SAML sign-in to finish with this key');
-        const binding = readSsoBinding(req.headers.cookie);
-        if (!binding || !sameHash(hashSecret(binding), flow.data.binding_hash))
+        if (!ssoBindingMatches(req.headers.cookie, flow.data.binding_hash))
           throw new SamlRefused(
             'other_browser',
             'the sign-in was not started in this browser (no or another guard_sso cookie)',
@@ -276,7 +273,3 @@ export const samlRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
 const FINISH_TTL_MS = 2 * 60_000;
 
 const SamlFinishQuery = Type.Object({ key: Type.String({ minLength: 1, maxLength: 100 }) });
-
-function sameHash(a: string, b: string | undefined): boolean {
-  return b !== undefined && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
-}

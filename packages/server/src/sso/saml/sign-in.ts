@@ -14,7 +14,6 @@
 // Then the email (NameID of format emailAddress, or the configured attribute) must be of one of
 // the connection's domains, and ssoMember makes the user as OpenID Connect does.
 
-import { randomBytes } from 'node:crypto';
 import {
   type CacheProvider,
   type IdpCertCallback,
@@ -22,7 +21,7 @@ import {
   SAML,
   ValidateInResponseTo,
 } from '@node-saml/node-saml';
-import { type AuthFlows, type Flow, hashSecret, normaliseEmail } from '../../auth/index.ts';
+import { type AuthFlows, type Flow, newSsoBinding, normaliseEmail } from '../../auth/index.ts';
 import type { Db } from '../../db/index.ts';
 import { ApiError } from '../../kernel/errors.ts';
 import { type SsoMember, ssoMember } from '../members.ts';
@@ -90,7 +89,7 @@ export async function startSamlSignIn(
   const tenantId = await deps.connections.tenantOfDomain(domain);
   const connection = tenantId === undefined ? undefined : await deps.connections.ofTenant(tenantId);
   if (!connection) throw new SamlRefused('sso_not_configured', `no SAML connection for the domain ${domain}`);
-  const binding = randomBytes(32).toString('base64url');
+  const { binding, hash } = newSsoBinding();
   const saml = samlClient(serviceProvider(deps.publicUrl()), {
     entryPoint: connection.sso_url,
     idpCert: connection.idp_certificates,
@@ -100,7 +99,7 @@ export async function startSamlSignIn(
         await deps.flows.start('saml', {
           key,
           tenantId: connection.tenantId,
-          data: { binding_hash: hashSecret(binding) },
+          data: { binding_hash: hash },
           ttlMs: SAML_REQUEST_TTL_MS,
         });
         return { value, createdAt: deps.now().getTime() };
