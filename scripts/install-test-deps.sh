@@ -43,6 +43,11 @@ command -v ss >/dev/null || missing+=(iproute2)
 command -v podman >/dev/null || missing+=(podman)
 command -v runc >/dev/null || missing+=(runc)
 [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
+# The server image's tests (packaging/test/image*.test.ts): a bridge network with DNS between
+# containers (netavark, aardvark-dns) and the compose files run by podman-compose.
+[ -x /usr/lib/podman/netavark ] || missing+=(netavark)
+[ -x /usr/lib/podman/aardvark-dns ] || missing+=(aardvark-dns)
+command -v podman-compose >/dev/null || missing+=(podman-compose)
 # The agent's eBPF exec probe (scripts/build-exec-probe.sh); bpftrace is only its benchmark's anchor.
 command -v clang >/dev/null || missing+=(clang)
 command -v llvm-strip >/dev/null || missing+=(llvm)
