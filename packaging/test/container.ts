@@ -18,7 +18,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
@@ -37,7 +37,10 @@ const ROOTFS = {
 const ROOTFS_HASH = createHash('sha256').update(JSON.stringify(ROOTFS)).digest('hex').slice(0, 16);
 export const TEST_IMAGE = `localhost/guard-test-rootfs:${ROOTFS_HASH}`;
 
-const CACHE = join(ROOT, 'node_modules', '.cache', 'guard-test-rootfs');
+// Resolved: podman records its store's path and refuses the same store under another name (a
+// git worktree whose cache links to the main checkout's).
+const CACHE_LINK = join(ROOT, 'node_modules', '.cache', 'guard-test-rootfs');
+const CACHE = existsSync(CACHE_LINK) ? realpathSync(CACHE_LINK) : CACHE_LINK;
 const STORE = join(CACHE, 'podman');
 const RUN = join(os.tmpdir(), `guard-test-podman-${process.getuid?.() ?? 0}`);
 const CONF = join(CACHE, 'containers.conf');
