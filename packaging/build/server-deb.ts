@@ -103,13 +103,11 @@ async function pruneModules(dir: string): Promise<void> {
   }
 }
 
-export async function buildServerDeb(
-  out: string,
-  version = releaseVersion(),
-  compression?: DebSpec['compression'],
-): Promise<{ console: boolean }> {
-  const stage = join(DIST, '.build', `guard-server-deb-${version}`);
-  await rm(stage, { recursive: true, force: true });
+/**
+ * The server as both the .deb and the image carry it, staged under `stage`:
+ * usr/lib/guard-server/{node (stripped), app/, console/} and usr/bin/guard-server (the launcher).
+ */
+export async function stageServerTree(stage: string, version = releaseVersion()): Promise<{ console: boolean }> {
   const lib = join(stage, 'usr', 'lib', 'guard-server');
   await install(NODE_BIN, join(lib, 'node'), 0o755);
   execFileSync('strip', ['--strip-all', join(lib, 'node')]);
@@ -151,6 +149,17 @@ export async function buildServerDeb(
     );
 
   await install(join(SRC, 'guard-server'), join(stage, 'usr', 'bin', 'guard-server'), 0o755);
+  return { console: consoleDist !== undefined };
+}
+
+export async function buildServerDeb(
+  out: string,
+  version = releaseVersion(),
+  compression?: DebSpec['compression'],
+): Promise<{ console: boolean }> {
+  const stage = join(DIST, '.build', `guard-server-deb-${version}`);
+  await rm(stage, { recursive: true, force: true });
+  const { console: hasConsole } = await stageServerTree(stage, version);
   await install(join(SRC, 'server.yaml'), join(stage, 'etc', 'guard', 'server.yaml'), 0o640);
   await install(
     join(SRC, 'guard-server.service'),
@@ -195,10 +204,10 @@ It carries the Node.js ${nodeVersion()} runtime it runs on.`,
   );
   await buildDeb(spec);
   await rm(stage, { recursive: true, force: true });
-  return { console: consoleDist !== undefined };
+  return { console: hasConsole };
 }
 
-const INPUTS = [
+export const SERVER_INPUTS = [
   'packages/server/src',
   'packages/server/package.json',
   'packages/contract/src',
@@ -215,7 +224,7 @@ const INPUTS = [
 /** Builds the .deb unless fresh; returns its path. */
 export async function ensureServerDeb(flavour: Flavour = 'release', force = false): Promise<string> {
   const out = serverDebPath(flavour);
-  const inputs = existsSync(CONSOLE_PACKAGE) ? [...INPUTS, 'packages/console'] : INPUTS;
+  const inputs = existsSync(CONSOLE_PACKAGE) ? [...SERVER_INPUTS, 'packages/console'] : SERVER_INPUTS;
   const hash = sourceHash(inputs, [releaseVersion(), nodeVersion()]);
   const build = async () => void (await buildServerDeb(out, releaseVersion(), COMPRESSION[flavour]));
   await buildOnce(`server-deb-${flavour}`, hash, [out], build, force);
