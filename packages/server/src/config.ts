@@ -37,6 +37,8 @@ export interface ServerConfig extends ListenSettings, DatabaseSettings, WebhookS
   bundleRequestTtlMs: number;
   /** The built console (index.html, assets/); undefined: packages/console/dist of this checkout. */
   consoleDir: string | undefined;
+  /** The master key's file when it is not <dataDir>/master.key (a secret every replica mounts); never created. */
+  masterKeyFile: string | undefined;
   /** Where bundles are kept: the embedded store under the data dir, or an S3-compatible bucket. */
   objectStore: ObjectStoreSetting;
   /** OpenTelemetry tracing, from the standard OTEL_* variables (tracingConfig); undefined: off. */
@@ -69,6 +71,13 @@ const SERVER_SETTINGS = [
     default: '3600',
   },
   { key: 'consoleDir', flag: 'console-dir', env: 'GUARD_SERVER_CONSOLE_DIR', file: 'console_dir', default: '' },
+  {
+    key: 'masterKeyFile',
+    flag: 'master-key-file',
+    env: 'GUARD_SERVER_MASTER_KEY_FILE',
+    file: 'master_key_file',
+    default: '',
+  },
 ] as const satisfies readonly SettingRow[];
 
 /** Every setting, one row each: the documented table in docs/guard-server.md lists them in this order. */
@@ -217,6 +226,12 @@ export function loadServerConfig(
     bundleRequestTtlMs: r.integer('bundleRequestTtlSeconds', 60, 7 * 86_400) * 1000,
     consoleDir:
       raw.consoleDir === '' ? undefined : isAbsolute(raw.consoleDir) ? raw.consoleDir : resolve(cwd, raw.consoleDir),
+    masterKeyFile:
+      raw.masterKeyFile === ''
+        ? undefined
+        : isAbsolute(raw.masterKeyFile)
+          ? raw.masterKeyFile
+          : resolve(cwd, raw.masterKeyFile),
     objectStore: parseObjectStore(raw.objectStore),
     tracing: tracingConfig(env),
   };

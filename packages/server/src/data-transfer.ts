@@ -10,7 +10,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { ServerConfig } from './config.ts';
 import { openDatabase } from './db/index.ts';
 import { lockDataDir } from './kernel/data-dir-lock.ts';
-import { loadOrCreateMasterKey } from './kernel/master-key.ts';
+import { loadMasterKey } from './kernel/master-key.ts';
 import { SERVER_VERSION } from './kernel/version.ts';
 import { openObjectStore } from './objects/index.ts';
 import { exportData, importData, type TransferSummary } from './transfer/index.ts';
@@ -38,7 +38,7 @@ export async function runExport(config: ServerConfig, out: string): Promise<Tran
     );
   return withLock(config.dataDir, async () => {
     const db = await openDatabase(config, { migrations: 'latest' });
-    const masterKey = loadOrCreateMasterKey(config.dataDir);
+    const masterKey = loadMasterKey(config);
     const store = await openObjectStore(config.objectStore, config.dataDir, {
       key: masterKey.derive('presign'),
       publicUrl: NO_PUBLIC_URL,
@@ -82,7 +82,7 @@ export async function runImport(config: ServerConfig, from: string): Promise<Tra
     const openTarget = async () => {
       // An empty target gets this release's schema (PostgreSQL too: import is a migration).
       const db = await openDatabase(config, { migrations: 'latest' });
-      const masterKey = loadOrCreateMasterKey(config.dataDir);
+      const masterKey = loadMasterKey(config);
       const store = await openObjectStore(config.objectStore, config.dataDir, {
         key: masterKey.derive('presign'),
         publicUrl: NO_PUBLIC_URL,

@@ -26,7 +26,7 @@ import {
 } from './insights/index.ts';
 import { type DataDirLock, lockDataDir } from './kernel/data-dir-lock.ts';
 import { createLogger, type Logger } from './kernel/logger.ts';
-import { loadOrCreateMasterKey } from './kernel/master-key.ts';
+import { loadMasterKey } from './kernel/master-key.ts';
 import { listenMetrics, type MetricsListener } from './kernel/metrics-listener.ts';
 import { collectExpiredUploads, openObjectStore } from './objects/index.ts';
 import { SignalOutbox } from './signals/index.ts';
@@ -81,7 +81,7 @@ export async function openDeps(
   const db = await openDatabase(config, {
     migrations: config.database.engine === 'postgres' && !config.migrate ? 'verify' : 'latest',
   });
-  const masterKey = loadOrCreateMasterKey(config.dataDir);
+  const masterKey = loadMasterKey(config);
   const store = await openObjectStore(config.objectStore, config.dataDir, {
     key: masterKey.derive('presign'),
     publicUrl,

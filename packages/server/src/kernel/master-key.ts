@@ -15,19 +15,38 @@ export interface MasterKey {
   derive(purpose: KeyPurpose): Buffer;
 }
 
+/**
+ * The master key: from `keyFile` when one is given (a secret mounted into every replica, never
+ * created or changed here), else <dataDir>/master.key, made on first start.
+ */
+export function loadMasterKey(config: { dataDir: string; masterKeyFile?: string | undefined }): MasterKey {
+  if (config.masterKeyFile === undefined) return loadOrCreateMasterKey(config.dataDir);
+  let text: string;
+  try {
+    text = readFileSync(config.masterKeyFile, 'utf8');
+  } catch (error) {
+    throw new Error(`the master key file ${config.masterKeyFile} cannot be read: ${(error as Error).message}`);
+  }
+  return masterKeyOf(text, config.masterKeyFile);
+}
+
+function masterKeyOf(text: string, path: string): MasterKey {
+  const key = Buffer.from(text.trim(), 'base64');
+  if (key.length !== KEY_BYTES)
+    throw new Error(`${path} must hold ${KEY_BYTES} base64-encoded bytes (openssl rand -base64 ${KEY_BYTES})`);
+  return {
+    derive: (purpose) => Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `guard/${purpose}`, KEY_BYTES)),
+  };
+}
+
 export function loadOrCreateMasterKey(dataDir: string): MasterKey {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const path = join(dataDir, MASTER_KEY_FILE);
-  let key: Buffer;
   try {
     writeFileSync(path, `${randomBytes(KEY_BYTES).toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
   if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600); // never readable by others
-  key = Buffer.from(readFileSync(path, 'utf8').trim(), 'base64');
-  if (key.length !== KEY_BYTES) throw new Error(`${path} must hold ${KEY_BYTES} base64-encoded bytes`);
-  return {
-    derive: (purpose) => Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `guard/${purpose}`, KEY_BYTES)),
-  };
+  return masterKeyOf(readFileSync(path, 'utf8'), path);
 }
