@@ -293,3 +293,36 @@ describe('delivery retention settings', () => {
     );
   });
 });
+
+describe('the PostgreSQL password', () => {
+  const url = 'postgres://guard@db.internal:5432/guard';
+  it('comes from the URL, else --database-password-file (its first line), else PGPASSWORD', async () => {
+    const secret = join(dir, 'postgres_password');
+    await writeFile(secret, 's3cret pass\nignored\n');
+    const load = (env: NodeJS.ProcessEnv) => {
+      const c = loadServerConfig({}, { GUARD_SERVER_DATABASE: url, ...env }, dir).database;
+      return c.engine === 'postgres' ? c.password : undefined;
+    };
+    assert.equal(load({ PGPASSWORD: 'from-env' }), 'from-env');
+    assert.equal(load({ GUARD_SERVER_DATABASE_PASSWORD_FILE: secret, PGPASSWORD: 'from-env' }), 's3cret pass');
+    assert.equal(
+      load({
+        GUARD_SERVER_DATABASE: 'postgres://guard:in%20url@db:5432/guard',
+        GUARD_SERVER_DATABASE_PASSWORD_FILE: secret,
+      }),
+      'in url',
+    );
+  });
+  it('an unreadable or empty password file is a configuration error naming it', async () => {
+    const empty = join(dir, 'empty_password');
+    await writeFile(empty, '\n');
+    for (const [file, message] of [
+      [join(dir, 'absent'), /--database-password-file.*absent cannot be read/],
+      [empty, /--database-password-file.*empty_password is empty/],
+    ] as const)
+      assert.throws(
+        () => loadServerConfig({}, { GUARD_SERVER_DATABASE: url, GUARD_SERVER_DATABASE_PASSWORD_FILE: file }, dir),
+        (e: unknown) => e instanceof ConfigError && message.test(e.message),
+      );
+  });
+});

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { ConfigError, type SettingRow, type SettingsReader } from '../kernel/settings.ts';
 
 /**
@@ -37,13 +38,21 @@ export const DATABASE_SETTINGS = [
     file: 'database_pool_size',
     default: '10',
   },
+  {
+    key: 'databasePasswordFile',
+    flag: 'database-password-file',
+    env: 'GUARD_SERVER_DATABASE_PASSWORD_FILE',
+    file: 'database_password_file',
+    default: '',
+  },
   { key: 'migrate', flag: 'migrate', env: 'GUARD_SERVER_MIGRATE', file: 'migrate', default: 'false', boolean: true },
 ] as const satisfies readonly SettingRow[];
 
 /**
  * `--database`: empty for the embedded SQLite database, or `postgres://USER@HOST:PORT/DB`
  * (`postgresql://` too, with libpq's query parameters such as `sslmode`). The password comes
- * from the URL or else from PGPASSWORD, the variable every PostgreSQL client reads.
+ * from the URL, else from `--database-password-file` (a mounted secret, its first line), else
+ * from PGPASSWORD, the variable every PostgreSQL client reads.
  */
 export function databaseSettings(r: SettingsReader, env: NodeJS.ProcessEnv): DatabaseSettings {
   return { database: databaseConfig(r, env), migrate: r.bool('migrate') };
@@ -65,8 +74,23 @@ function databaseConfig(r: SettingsReader, env: NodeJS.ProcessEnv): DatabaseConf
     );
   if (url.hostname === '' || url.pathname.replace(/^\//, '') === '')
     throw new ConfigError(`${r.named('database')} must name a host and a database: postgres://USER@HOST:PORT/DB`);
-  const password = url.password !== '' ? decodeURIComponent(url.password) : env.PGPASSWORD || undefined;
+  const password =
+    url.password !== '' ? decodeURIComponent(url.password) : (passwordFromFile(r) ?? (env.PGPASSWORD || undefined));
   const shown = new URL(url.href);
   if (shown.password !== '') shown.password = '***';
   return { engine: 'postgres', url: text, password, display: shown.href, poolSize };
+}
+
+function passwordFromFile(r: SettingsReader): string | undefined {
+  const path = r.text('databasePasswordFile');
+  if (path === '') return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`${r.named('databasePasswordFile')}: ${path} cannot be read (${(error as Error).message})`);
+  }
+  const password = text.split(/\r?\n/)[0];
+  if (password === '') throw new ConfigError(`${r.named('databasePasswordFile')}: ${path} is empty`);
+  return password;
 }
