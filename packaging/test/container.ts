@@ -52,6 +52,9 @@ default_ulimits = []
 runtime = "runc"
 cgroup_manager = "cgroupfs"
 events_logger = "file"
+
+[network]
+network_config_dir = "${join(CACHE, 'networks')}"
 `;
 /** Label of every test container: the pid of the test process that started it. */
 const OWNER_LABEL = 'guard-test.owner-pid';
@@ -158,12 +161,26 @@ async function buildImage(): Promise<void> {
   }
 }
 
+/**
+ * The tests' podman store and configuration, ready; returns a podman wrapper with them (for
+ * podman-compose's --podman-path).
+ */
+export function preparePodman(): string {
+  requireContainers();
+  for (const d of [CACHE, RUN, join(CACHE, 'networks')]) mkdirSync(d, { recursive: true });
+  writeFileSync(CONF, CONF_TEXT);
+  const wrapper = join(CACHE, 'podman-tests.sh');
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh\nCONTAINERS_CONF=${quote(CONF)} exec podman ${podmanArgs([]).map(quote).join(' ')} "$@"\n`,
+    { mode: 0o755 },
+  );
+  return wrapper;
+}
+
 /** The test image, built from Debian's packages unless the cache holds it already. */
 export async function ensureTestImage(): Promise<string> {
-  requireContainers();
-  mkdirSync(CACHE, { recursive: true });
-  mkdirSync(RUN, { recursive: true });
-  writeFileSync(CONF, CONF_TEXT);
+  preparePodman();
   const marker = join(CACHE, `${ROOTFS_HASH}.imported`);
   const exists = () => podman(['image', 'exists', TEST_IMAGE]).code === 0;
   if (existsSync(marker) && !exists()) await rm(marker, { force: true }); // the store was wiped
