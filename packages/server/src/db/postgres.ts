@@ -66,11 +66,21 @@ export interface PostgresTarget {
   poolSize: number;
 }
 
+/**
+ * The URL pg connects with, the password inside: pg merges a connection string over the other
+ * options, and a string without a password replaces an explicit `password` with none.
+ */
+function connectionString(target: PostgresTarget): string {
+  if (target.password === undefined) return target.url;
+  const url = new URL(target.url);
+  if (url.password === '') url.password = encodeURIComponent(target.password);
+  return url.href;
+}
+
 export function createPool(target: PostgresTarget): pg.Pool {
   const pool = new pg.Pool({
     Client: WatchedClient,
-    connectionString: target.url,
-    password: target.password,
+    connectionString: connectionString(target),
     max: target.poolSize,
     application_name: 'guard-server',
     connectionTimeoutMillis: 10_000,
@@ -92,8 +102,7 @@ export function createPool(target: PostgresTarget): pg.Pool {
 /** A connection of its own, outside the pool (LISTEN holds one for the life of the process). */
 export function createClient(target: PostgresTarget): pg.Client {
   return new WatchedClient({
-    connectionString: target.url,
-    password: target.password,
+    connectionString: connectionString(target),
     application_name: 'guard-server listen',
     connectionTimeoutMillis: 10_000,
     types: types as pg.CustomTypesConfig,
