@@ -29,15 +29,18 @@ export interface TestTls {
   cert: string;
 }
 
-/** A fresh CA and a leaf certificate for localhost/127.0.0.1/::1, valid for two days. */
-export function makeTestTls(): Promise<TestTls> {
+/**
+ * A fresh CA and a leaf certificate for localhost/127.0.0.1/::1 (and `dnsNames`, e.g. a compose
+ * service's name), valid for two days.
+ */
+export function makeTestTls(dnsNames: string[] = []): Promise<TestTls> {
   return newCaAndLeaf({
     ca: { subject: '/CN=Guard webhook test CA', days: 2 },
     leaf: {
       subject: '/CN=localhost',
       days: 2,
       extensions: [
-        'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
+        `subjectAltName=${['DNS:localhost', ...dnsNames.map((n) => `DNS:${n}`), 'IP:127.0.0.1', 'IP:::1'].join(',')}`,
         'basicConstraints=critical,CA:FALSE',
         'keyUsage=critical,digitalSignature',
         'extendedKeyUsage=serverAuth',
