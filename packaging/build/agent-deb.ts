@@ -3,8 +3,9 @@
 // (exec-probe.ts), /etc/guard/agent.yaml (conffile, 0600: it may hold proxy credentials),
 // /var/lib/guard and /var/log/guard (0750), the hardened unit for `guard-agent daemon`, a
 // logrotate rule that writes exactly the agent.log.<N>.gz segments collect reads, a man page
-// per command, and the recipe for hosts without systemd: a runit service directory under
-// /usr/share/doc/guard-agent/examples/runit/guard-agent/ (executable, as it is copied to /etc/sv/).
+// per command, and the recipes for hosts without systemd under /usr/share/doc/guard-agent/examples/:
+// a runit service directory, runit/guard-agent/ (executable, as it is copied to /etc/sv/), and
+// a supervisord program, supervisor/guard-agent.conf, that runs the same run script.
 
 import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -59,6 +60,7 @@ export async function buildAgentDeb(
   const examples = join(stage, 'usr', 'share', 'doc', 'guard-agent', 'examples');
   for (const file of RUNIT_FILES)
     await install(join(SRC, 'runit', 'guard-agent', file), join(examples, 'runit', 'guard-agent', file), 0o755);
+  await install(join(SRC, 'supervisor', 'guard-agent.conf'), join(examples, 'supervisor', 'guard-agent.conf'), 0o644);
   for (const dir of ['var/lib/guard', 'var/log/guard']) {
     await mkdir(join(stage, dir), { recursive: true });
     await chmod(join(stage, dir), 0o750);

@@ -14,13 +14,12 @@ import { type GuardServer, type Loose, startGuardServer, waitFor } from '../../p
 import { ensureAgentDeb, RUNIT_FILES } from '../build/agent-deb.ts';
 import { Container } from './container.ts';
 import { dpkgInstall } from './dpkg.ts';
+import { assertRunsAsUnit } from './supervised-agent.ts';
 
 const HOST = '/host';
 const EXAMPLES = '/usr/share/doc/guard-agent/examples/runit/guard-agent';
 const SV = '/etc/sv/guard-agent';
 const SVLOG = '/var/log/guard/runit/current';
-/** CAP_DAC_READ_SEARCH (2), CAP_PERFMON (38), CAP_BPF (39): the unit's CapabilityBoundingSet=. */
-const UNIT_CAPS = (1n << 2n) | (1n << 38n) | (1n << 39n);
 
 async function call(base: string, token: string, method: string, path: string): Promise<Loose> {
   const res = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${token}` } });
@@ -98,25 +97,7 @@ describe('guard-agent daemon under runit (the packaged recipe), in a container w
   it('runs as the unit does: its command line, root with only the unit’s capabilities, no_new_privs, umask 0077, nice 10, idle I/O', () => {
     const pid = daemonPid();
     assert.ok(pid, c.exec(['sv', 'status', SV]).out);
-    const cmdline = c.readFile(`/proc/${pid}/cmdline`).split('\0').filter(Boolean);
-    assert.deepEqual(cmdline, ['/usr/bin/guard-agent', '--config', '/etc/guard/agent.yaml', 'daemon']);
-    const status = c.readFile(`/proc/${pid}/status`);
-    const field = (name: string) => new RegExp(`^${name}:\\s+(\\S+)`, 'm').exec(status)?.[1] ?? '';
-    assert.equal(field('Uid').trim(), '0');
-    // The container's own bounding set lacks the three (podman's defaults): what is left of the
-    // unit's set there, and nothing else of the container's (chown, setuid, net_bind_service…).
-    const containerBnd = BigInt(`0x${/^CapBnd:\s+(\S+)/m.exec(c.readFile('/proc/1/status'))?.[1]}`);
-    assert.ok(containerBnd !== 0n);
-    for (const name of ['CapBnd', 'CapPrm', 'CapEff'])
-      assert.equal(BigInt(`0x${field(name)}`), containerBnd & UNIT_CAPS, `${name}\n${status}`);
-    assert.equal(BigInt(`0x${field('CapInh')}`), 0n);
-    assert.equal(BigInt(`0x${field('CapAmb')}`), 0n);
-    assert.equal(field('NoNewPrivs'), '1');
-    assert.equal(field('Umask'), '0077');
-    // /proc/PID/stat: the 19th field is the nice value (after the parenthesised command name).
-    const stat = c.readFile(`/proc/${pid}/stat`);
-    assert.equal(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16], '10');
-    assert.match(c.must(['ionice', '-p', String(pid)]), /^idle/);
+    assertRunsAsUnit(c, pid);
   });
 
   it('its stderr reaches the log service’s file (svlogd), and its own log is /var/log/guard/agent.log', async () => {
