@@ -99,7 +99,7 @@ describe('guard-server .deb: what it prints names what is installed, and its com
   it('the start message names the package’s data directory and paths that exist', (t) => {
     t.diagnostic(message);
     assert.match(message, /^ {2}data dir: +\/var\/lib\/guard-server$/m);
-    assert.match(message, /^ {2}create a tenant: .* setup --data-dir \/var\/lib\/guard-server --json$/m);
+    assert.match(message, /^ {2}create a tenant: .* setup --data-dir \/var\/lib\/guard-server --json( {3}\(.*\))?$/m);
     assert.doesNotMatch(message, /\.\/data|npm |packages\//);
     const paths = pathsIn(message);
     assert.ok(paths.includes('/var/lib/guard-server/guard.db'), paths.join(' '));
@@ -141,6 +141,15 @@ describe('guard-server .deb: what it prints names what is installed, and its com
     assert.equal(setup.code, 0, `${setupCommand}\n${setup.out}`);
     const tenant = JSON.parse(setup.stdout);
     assert.match(tenant.enroll_token, /^get_/);
+    assert.equal(c.must(['find', '/var/lib/guard-server', '!', '-user', 'guard']).trim(), '');
+    // Its note: as guard itself (the container image runs as guard), the same without runuser.
+    assert.match(message, /--json {3}\(as root; as guard itself, e\.g\. in the container image, without runuser\)$/m);
+    const asGuard = c.exec([
+      ...['setpriv', '--reuid=guard', '--regid=guard', '--init-groups', '--', 'sh', '-c'],
+      setupCommand.replace(/^runuser -u guard -- /, ''),
+    ]);
+    assert.equal(asGuard.code, 0, asGuard.out);
+    assert.notEqual(JSON.parse(asGuard.stdout).tenant_id, tenant.tenant_id);
     assert.equal(c.must(['find', '/var/lib/guard-server', '!', '-user', 'guard']).trim(), '');
 
     const [enrollCommand] = next['enroll an agent'];

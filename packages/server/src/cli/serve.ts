@@ -93,7 +93,7 @@ export function startMessage(
     `  database:       ${db.engine === 'postgres' ? `PostgreSQL ${db.display}` : `SQLite ${join(config.dataDir, 'guard.db')}`}\n` +
     `  docs:           ${layout.docs}\n` +
     'Next:\n' +
-    `  create a tenant:   ${layout.runAs}${layout.server} setup ${setupTarget} --json\n` +
+    `  create a tenant:   ${layout.runAs}${layout.server} setup ${setupTarget} --json${layout.runAs ? `   (as root; as ${layout.runAs.split(' ')[2]} itself, e.g. in the container image, without runuser)` : ''}\n` +
     `  enroll an agent:   ${layout.agent} enroll --url ${agentUrl} --token-file FILE${layout.checkout ? '' : '   (on the host, from the guard-agent package)'}\n` +
     `  collect, upload:   ${layout.agent} support-bundle collect; ${layout.agent} support-bundle upload BUNDLE\n` +
     (layout.checkout ? '  (or `npm run demo` for the whole round trip on a throw-away server)\n' : '') +
