@@ -2,8 +2,10 @@
 // the eBPF exec probe's helper as /usr/lib/guard-agent/guard-exec-probe when it has been built
 // (exec-probe.ts), /etc/guard/agent.yaml (conffile, 0600: it may hold proxy credentials),
 // /var/lib/guard and /var/log/guard (0750), the hardened unit for `guard-agent daemon`, a
-// logrotate rule that writes exactly the agent.log.<N>.gz segments collect reads, and a man
-// page per command.
+// logrotate rule that writes exactly the agent.log.<N>.gz segments collect reads, a man page
+// per command, and the recipes for hosts without systemd under /usr/share/doc/guard-agent/examples/:
+// a runit service directory, runit/guard-agent/ (executable, as it is copied to /etc/sv/), and
+// a supervisord program, supervisor/guard-agent.conf, that runs the same run script.
 
 import { chmod, mkdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,6 +19,8 @@ import { DIST, PACKAGING, ROOT, releaseVersion } from './paths.ts';
 export { AGENT_EXEC_PROBE } from './exec-probe.ts';
 
 const SRC = join(PACKAGING, 'agent');
+/** The runit service directory's scripts (packaging/agent/runit/guard-agent/). */
+export const RUNIT_FILES = ['run', 'finish', 'log/run'];
 
 /**
  * Where the package is written: dist/ for a release (xz, the smallest); dist/.test/ for the
@@ -51,6 +55,12 @@ export async function buildAgentDeb(
     join(stage, 'lib', 'systemd', 'system', 'guard-agent.service'),
     0o644,
   );
+  // Hosts without systemd (docs/guard-agent-daemon.md): the scripts keep their mode, so
+  // `cp -a` of the directory is the whole install.
+  const examples = join(stage, 'usr', 'share', 'doc', 'guard-agent', 'examples');
+  for (const file of RUNIT_FILES)
+    await install(join(SRC, 'runit', 'guard-agent', file), join(examples, 'runit', 'guard-agent', file), 0o755);
+  await install(join(SRC, 'supervisor', 'guard-agent.conf'), join(examples, 'supervisor', 'guard-agent.conf'), 0o644);
   for (const dir of ['var/lib/guard', 'var/log/guard']) {
     await mkdir(join(stage, dir), { recursive: true });
     await chmod(join(stage, dir), 0o750);

@@ -2,6 +2,8 @@
 // what to do next; SIGTERM or SIGINT stops it gracefully, SIGHUP re-reads --tls-cert/--tls-key.
 // Its outcome is the promise of the exit once stopped: main.ts ends the process.
 
+import { existsSync } from 'node:fs';
+import os from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Command, Option } from 'commander';
@@ -31,11 +33,72 @@ webhook TLS: NODE_EXTRA_CA_CERTS.`,
   }).action(async () => settle(await runServeCommand(serverConfigOf(command))));
 }
 
-/** How to run the repository's binaries from the current directory. */
-function bin(which: 'server' | 'agent'): string {
-  const path = fileURLToPath(new URL(`../../../${which}/bin/guard-${which}`, import.meta.url));
-  const rel = relative(process.cwd(), path);
-  return rel.startsWith('..') ? path : rel;
+/**
+ * How the operator runs what the start message names. From a checkout: the repository's bin
+ * files and docs, as paths from the current directory. Installed (the guard-server package,
+ * the image), where no bin/ lies beside the sources: the commands on PATH, guard-agent from
+ * its own package on each host, the man page; and `setup` as the user the server runs as
+ * (runuser, from root), so the files it writes in the data directory stay that user's.
+ */
+export interface StartLayout {
+  server: string;
+  agent: string;
+  docs: string;
+  /** Prefix of `setup` (e.g. `runuser -u guard -- `), or ''. */
+  runAs: string;
+  checkout: boolean;
+}
+
+export function startLayout(): StartLayout {
+  const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+  const fromCwd = (path: string) => {
+    const rel = relative(process.cwd(), path);
+    return rel.startsWith('..') ? path : rel;
+  };
+  const serverBin = here('../../bin/guard-server');
+  if (existsSync(serverBin))
+    return {
+      server: fromCwd(serverBin),
+      agent: fromCwd(here('../../../agent/bin/guard-agent')),
+      docs: fromCwd(here('../../../../docs/guard-server.md')),
+      runAs: '',
+      checkout: true,
+    };
+  const uid = process.getuid?.() ?? 0;
+  return {
+    server: 'guard-server',
+    agent: 'guard-agent',
+    docs: 'man guard-server',
+    runAs: uid === 0 ? '' : `runuser -u ${os.userInfo().username} -- `,
+    checkout: false,
+  };
+}
+
+/** What `serve` prints on stderr once it listens: where, and what to do next. */
+export function startMessage(
+  s: { version: string; url: string; metricsUrl?: string; config: ServerConfig },
+  layout: StartLayout,
+): string {
+  const { config, url } = s;
+  const db = config.database;
+  const agentUrl = config.publicUrl ?? url;
+  const setupTarget = db.engine === 'postgres' ? `--database ${db.display}` : `--data-dir ${config.dataDir}`;
+  return (
+    `\nguard-server ${s.version} is listening on ${url}\n` +
+    `  console:        ${url}/console/ (sign in with the admin_email and admin_password setup prints)\n` +
+    `  API reference:  ${url}/docs (OpenAPI document: ${url}/openapi.json)\n` +
+    `  health:         ${url}/healthz, ready: ${url}/readyz\n` +
+    `  metrics:        ${s.metricsUrl ?? 'not served (--metrics-listen)'}\n` +
+    `  data dir:       ${config.dataDir}\n` +
+    `  database:       ${db.engine === 'postgres' ? `PostgreSQL ${db.display}` : `SQLite ${join(config.dataDir, 'guard.db')}`}\n` +
+    `  docs:           ${layout.docs}\n` +
+    'Next:\n' +
+    `  create a tenant:   ${layout.runAs}${layout.server} setup ${setupTarget} --json${layout.runAs ? `   (as root; as ${layout.runAs.split(' ')[2]} itself, e.g. in the container image, without runuser)` : ''}\n` +
+    `  enroll an agent:   ${layout.agent} enroll --url ${agentUrl} --token-file FILE${layout.checkout ? '' : '   (on the host, from the guard-agent package)'}\n` +
+    `  collect, upload:   ${layout.agent} support-bundle collect; ${layout.agent} support-bundle upload BUNDLE\n` +
+    (layout.checkout ? '  (or `npm run demo` for the whole round trip on a throw-away server)\n' : '') +
+    '\n'
+  );
 }
 
 /** Why `listen` failed, in the operator's words; undefined when it was not `listen` that failed. */
@@ -79,18 +142,7 @@ async function runServeCommand(config: ServerConfig): Promise<Outcome> {
   }
   server.app.log.info({ url: server.url, dataDir: config.dataDir }, 'guard-server listening');
   process.stderr.write(
-    `\nguard-server ${SERVER_VERSION} is listening on ${server.url}\n` +
-      `  console:        ${server.url}/console/ (sign in with the admin_email and admin_password setup prints)\n` +
-      `  API reference:  ${server.url}/docs (OpenAPI document: ${server.url}/openapi.json)\n` +
-      `  health:         ${server.url}/healthz, ready: ${server.url}/readyz\n` +
-      `  metrics:        ${server.metricsUrl ?? 'not served (--metrics-listen)'}\n` +
-      `  data dir:       ${config.dataDir}\n` +
-      `  database:       ${config.database.engine === 'postgres' ? `PostgreSQL ${config.database.display}` : `SQLite ${join(config.dataDir, 'guard.db')}`}\n` +
-      'Next:\n' +
-      `  create a tenant:   ${bin('server')} setup ${config.database.engine === 'postgres' ? `--database ${config.database.display}` : `--data-dir ${config.dataDir}`} --json\n` +
-      `  enroll an agent:   ${bin('agent')} enroll --url ${server.url} --token-file FILE\n` +
-      `  collect, upload:   ${bin('agent')} support-bundle collect; ${bin('agent')} support-bundle upload BUNDLE\n` +
-      '  (or `npm run demo` for the whole round trip on a throw-away server)\n\n',
+    startMessage({ version: SERVER_VERSION, url: server.url, metricsUrl: server.metricsUrl, config }, startLayout()),
   );
   const running = Promise.withResolvers<ExitName>();
   let stopping = false;

@@ -1,0 +1,60 @@
+// The start message `serve` prints: every path and command it names must exist where the server
+// runs. From a checkout that is the repository's bin files and docs; in the package layout
+// (packaging/test/server-start-message.test.ts runs the installed server and checks each one
+// in a container) the commands on PATH, the man page and `setup` as the server's user.
+
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { loadServerConfig } from '../config.ts';
+import { type StartLayout, startLayout, startMessage } from './serve.ts';
+
+const INSTALLED: StartLayout = {
+  server: 'guard-server',
+  agent: 'guard-agent',
+  docs: 'man guard-server',
+  runAs: 'runuser -u guard -- ',
+  checkout: false,
+};
+
+function message(flags: Record<string, string>, layout: StartLayout): string {
+  const config = loadServerConfig({ 'data-dir': '/var/lib/guard-server', ...flags }, {}, '/');
+  return startMessage({ version: '1.2.3', url: 'http://127.0.0.1:8080', config }, layout);
+}
+
+describe('serve start message', () => {
+  it('from a checkout names the repository’s bin files and docs, which exist', () => {
+    const layout = startLayout();
+    assert.equal(layout.checkout, true);
+    for (const path of [layout.server, layout.agent, layout.docs]) assert.ok(existsSync(path), path);
+    const text = message({}, layout);
+    assert.ok(text.includes(`${layout.server} setup --data-dir /var/lib/guard-server --json`), text);
+    assert.match(text, /npm run demo/);
+  });
+
+  it('installed: commands on PATH, setup as the server’s user on its data dir, the man page, no npm', () => {
+    const text = message({}, INSTALLED);
+    assert.match(
+      text,
+      /^ {2}create a tenant: {3}runuser -u guard -- guard-server setup --data-dir \/var\/lib\/guard-server --json {3}\(as root; as guard itself, e\.g\. in the container image, without runuser\)$/m,
+    );
+    assert.match(
+      text,
+      /^ {2}enroll an agent: {3}guard-agent enroll --url http:\/\/127\.0\.0\.1:8080 --token-file FILE /m,
+    );
+    assert.match(text, /^ {2}docs: +man guard-server$/m);
+    assert.match(text, /^ {2}database: +SQLite \/var\/lib\/guard-server\/guard\.db$/m);
+    assert.doesNotMatch(text, /npm|packages\/|\.\/data/);
+  });
+
+  it('agents are told the public URL when one is set', () => {
+    const text = message({ 'public-url': 'https://guard.example.com' }, INSTALLED);
+    assert.match(text, /guard-agent enroll --url https:\/\/guard\.example\.com --token-file FILE/);
+    assert.match(text, /listening on http:\/\/127\.0\.0\.1:8080/);
+  });
+
+  it('on PostgreSQL, setup names the database, not the data dir', () => {
+    const text = message({ database: 'postgres://guard@db.example.com:5432/guard' }, INSTALLED);
+    assert.match(text, /guard-server setup --database \S+ --json/);
+  });
+});
