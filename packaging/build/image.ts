@@ -297,6 +297,8 @@ function imageConfig(version: string, epoch: number, layers: Layer[]): Record<st
         // Reachable from the container's network (Prometheus beside it); publish it only to one you trust.
         'GUARD_SERVER_METRICS_LISTEN=0.0.0.0:9464',
         'NODE_COMPILE_CACHE=/var/cache/guard-server',
+        // The start message then says how to run commands in a container (cli/serve.ts).
+        `GUARD_SERVER_IMAGE=${imageTag(version)}`,
       ],
       Entrypoint: ['/usr/bin/guard-server'],
       Cmd: ['serve'],

@@ -144,6 +144,10 @@ describe('the server image', { timeout: 15 * 60_000 }, () => {
     const t0 = start(first);
     const coldMs = Date.now() - t0 + (await waitReady(`${base}/readyz`, 60_000, logs(first)));
     t.diagnostic(`cold start: podman run to /readyz 200 in ${coldMs} ms`);
+    assert.match(
+      logs(first)(),
+      /create a tenant: {3}docker exec CONTAINER guard-server setup --data-dir \/var\/lib\/guard-server --json/,
+    );
 
     // The health check the image declares, run as the engine runs it.
     const [info] = JSON.parse(mustPodman(['image', 'inspect', image.name])) as Loose[];

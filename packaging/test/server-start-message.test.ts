@@ -143,7 +143,7 @@ describe('guard-server .deb: what it prints names what is installed, and its com
     assert.match(tenant.enroll_token, /^get_/);
     assert.equal(c.must(['find', '/var/lib/guard-server', '!', '-user', 'guard']).trim(), '');
     // Its note: as guard itself (the container image runs as guard), the same without runuser.
-    assert.match(message, /--json {3}\(as root; as guard itself, e\.g\. in the container image, without runuser\)$/m);
+    assert.match(message, /--json {3}\(as root; as guard itself, without runuser\)$/m);
     const asGuard = c.exec([
       ...['setpriv', '--reuid=guard', '--regid=guard', '--init-groups', '--', 'sh', '-c'],
       setupCommand.replace(/^runuser -u guard -- /, ''),

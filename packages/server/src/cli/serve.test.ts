@@ -36,7 +36,7 @@ describe('serve start message', () => {
     const text = message({}, INSTALLED);
     assert.match(
       text,
-      /^ {2}create a tenant: {3}runuser -u guard -- guard-server setup --data-dir \/var\/lib\/guard-server --json {3}\(as root; as guard itself, e\.g\. in the container image, without runuser\)$/m,
+      /^ {2}create a tenant: {3}runuser -u guard -- guard-server setup --data-dir \/var\/lib\/guard-server --json {3}\(as root; as guard itself, without runuser\)$/m,
     );
     assert.match(
       text,
@@ -45,6 +45,22 @@ describe('serve start message', () => {
     assert.match(text, /^ {2}docs: +man guard-server$/m);
     assert.match(text, /^ {2}database: +SQLite \/var\/lib\/guard-server\/guard\.db$/m);
     assert.doesNotMatch(text, /npm|packages\/|\.\/data/);
+  });
+
+  it('in the container image: setup through exec, no runuser, no man page', () => {
+    const previous = process.env.GUARD_SERVER_IMAGE;
+    process.env.GUARD_SERVER_IMAGE = 'guard-server:1.2.3';
+    try {
+      const text = message({}, startLayout());
+      assert.match(
+        text,
+        /^ {2}create a tenant: {3}docker exec CONTAINER guard-server setup --data-dir \/var\/lib\/guard-server --json {3}\(or podman exec; with compose: compose exec guard guard-server setup --json\)$/m,
+      );
+      assert.doesNotMatch(text, /runuser|man guard-server|npm/);
+    } finally {
+      if (previous === undefined) delete process.env.GUARD_SERVER_IMAGE;
+      else process.env.GUARD_SERVER_IMAGE = previous;
+    }
   });
 
   it('agents are told the public URL when one is set', () => {

@@ -47,6 +47,8 @@ export interface StartLayout {
   /** Prefix of `setup` (e.g. `runuser -u guard -- `), or ''. */
   runAs: string;
   checkout: boolean;
+  /** In the container image (GUARD_SERVER_IMAGE, set by the image): commands go through `exec`. */
+  container?: boolean;
 }
 
 export function startLayout(): StartLayout {
@@ -55,6 +57,15 @@ export function startLayout(): StartLayout {
     const rel = relative(process.cwd(), path);
     return rel.startsWith('..') ? path : rel;
   };
+  if (process.env.GUARD_SERVER_IMAGE)
+    return {
+      server: 'guard-server',
+      agent: 'guard-agent',
+      docs: 'docs/deploy.md of the release (the image and compose files)',
+      runAs: 'docker exec CONTAINER ',
+      checkout: false,
+      container: true,
+    };
   const serverBin = here('../../bin/guard-server');
   if (existsSync(serverBin))
     return {
@@ -93,12 +104,18 @@ export function startMessage(
     `  database:       ${db.engine === 'postgres' ? `PostgreSQL ${db.display}` : `SQLite ${join(config.dataDir, 'guard.db')}`}\n` +
     `  docs:           ${layout.docs}\n` +
     'Next:\n' +
-    `  create a tenant:   ${layout.runAs}${layout.server} setup ${setupTarget} --json${layout.runAs ? `   (as root; as ${layout.runAs.split(' ')[2]} itself, e.g. in the container image, without runuser)` : ''}\n` +
+    `  create a tenant:   ${layout.runAs}${layout.server} setup ${setupTarget} --json${setupNote(layout)}\n` +
     `  enroll an agent:   ${layout.agent} enroll --url ${agentUrl} --token-file FILE${layout.checkout ? '' : '   (on the host, from the guard-agent package)'}\n` +
     `  collect, upload:   ${layout.agent} support-bundle collect; ${layout.agent} support-bundle upload BUNDLE\n` +
     (layout.checkout ? '  (or `npm run demo` for the whole round trip on a throw-away server)\n' : '') +
     '\n'
   );
+}
+
+function setupNote(layout: StartLayout): string {
+  if (layout.container) return '   (or podman exec; with compose: compose exec guard guard-server setup --json)';
+  if (layout.runAs) return `   (as root; as ${layout.runAs.split(' ')[2]} itself, without runuser)`;
+  return '';
 }
 
 /** Why `listen` failed, in the operator's words; undefined when it was not `listen` that failed. */
