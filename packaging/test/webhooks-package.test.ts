@@ -27,7 +27,8 @@ import {
 } from '../../packages/server/test/webhook-harness.ts';
 import { sign } from '../../packages/webhooks/src/index.ts';
 import { ROOT } from '../build/paths.ts';
-import { ensureWebhooksPackage, packageFiles, WEBHOOKS_STAGE } from '../build/webhooks-package.ts';
+import { packageFiles, WEBHOOKS_STAGE } from '../build/webhooks-package.ts';
+import { webhooksPackage } from './artefacts.ts';
 
 const CONSUMERS = join(ROOT, 'packaging', 'webhooks', 'consumers');
 const CACHE = join(ROOT, 'node_modules', '.cache', 'guard-sdk-consumers');
@@ -59,7 +60,7 @@ function npm(args: string[], cwd: string): void {
 let tarball: string;
 
 before(async () => {
-  tarball = await ensureWebhooksPackage();
+  tarball = await webhooksPackage();
   const key = createHash('sha256').update(JSON.stringify(REGISTRY_DEPS)).digest('hex');
   const stamp = join(CACHE, '.deps-key');
   if (!existsSync(stamp) || (await readFile(stamp, 'utf8')) !== key) {
