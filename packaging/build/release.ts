@@ -132,7 +132,7 @@ async function release(opts: Options): Promise<void> {
     });
     if (run.status !== 0)
       throw new ReleaseTestsFailed(
-        `release:build: the package tests failed on the release artefacts (exit ${run.status ?? run.signal}); dist/ holds them untested`,
+        `release:build: the package tests failed on the release artefacts (exit ${run.status ?? run.signal}): do not publish dist/`,
       );
   } else console.log('\n--skip-tests: the package tests were NOT run on these artefacts');
   const tTests = Date.now();
