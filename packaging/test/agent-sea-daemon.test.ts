@@ -15,13 +15,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AGENT_VERSION, makeHome } from '../../packages/agent/test/harness.ts';
 import { type GuardServer, type Loose, startGuardServer, waitFor } from '../../packages/agent/test/upload-harness.ts';
-import { ensureAgentSea } from '../build/agent-sea.ts';
+import { agentExecutable } from './artefacts.ts';
 
 let exe: string;
 let tmp: string;
 
 before(async () => {
-  exe = await ensureAgentSea();
+  exe = await agentExecutable();
   tmp = await mkdtemp(join(os.tmpdir(), 'guard-sea-daemon-test-'));
 });
 after(async () => {

@@ -13,14 +13,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AGENT_VERSION, sha256File } from '../../packages/agent/test/harness.ts';
 import { apiGet, type GuardServer, type Loose, startGuardServer } from '../../packages/agent/test/upload-harness.ts';
-import { ensureAgentSea } from '../build/agent-sea.ts';
 import { ROOT } from '../build/paths.ts';
+import { agentExecutable } from './artefacts.ts';
 
 let exe: string;
 let tmp: string;
 
 before(async () => {
-  exe = await ensureAgentSea();
+  exe = await agentExecutable();
   tmp = await mkdtemp(join(os.tmpdir(), 'guard-sea-test-'));
 });
 after(async () => {

@@ -14,10 +14,11 @@ import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type GuardServer, type Loose, startGuardServer, waitFor } from '../../packages/agent/test/upload-harness.ts';
 import { freePort } from '../../packages/server/test/loopback.ts';
-import { AGENT_EXEC_PROBE, buildAgentDeb, ensureAgentDeb } from '../build/agent-deb.ts';
+import { AGENT_EXEC_PROBE, buildAgentDeb } from '../build/agent-deb.ts';
 import { lintianAsync } from '../build/deb.ts';
 import { releaseVersion } from '../build/paths.ts';
-import { buildServerDeb, ensureServerDeb } from '../build/server-deb.ts';
+import { buildServerDeb } from '../build/server-deb.ts';
+import { agentDeb, serverDeb } from './artefacts.ts';
 import { Container } from './container.ts';
 import { conffiles, dpkgInstall, enablementLeft, execStart, installed } from './dpkg.ts';
 
@@ -62,7 +63,7 @@ describe('guard-agent .deb, in a container', () => {
   let gs: GuardServer | undefined;
   let daemon: ReturnType<Container['spawn']> | undefined;
   before(async () => {
-    const built = await ensureAgentDeb('test');
+    const built = await agentDeb();
     lint = lintianAsync(built);
     lint.catch(() => {}); // awaited by its test
     await copyFile(built, join(tmp, basename(built)));
@@ -254,7 +255,7 @@ describe('guard-server .deb, in a container', () => {
   let deb: string;
   let lint: Promise<string[]>;
   before(async () => {
-    const built = await ensureServerDeb('test');
+    const built = await serverDeb();
     lint = lintianAsync(built);
     lint.catch(() => {}); // awaited by its test
     await copyFile(built, join(tmp, basename(built)));

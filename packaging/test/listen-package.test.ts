@@ -16,8 +16,8 @@ import { Cli, LocalReceiver } from '../../packages/listen/test/cli-harness.ts';
 import { api } from '../../packages/server/test/harness.ts';
 import { makeTestTls } from '../../packages/server/test/loopback.ts';
 import { newTenant, startWebhookServer } from '../../packages/server/test/webhook-harness.ts';
-import { ensureListenPackage } from '../build/listen-package.ts';
 import { NODE_BIN, releaseVersion } from '../build/paths.ts';
+import { listenPackage } from './artefacts.ts';
 
 const SYSTEM_NODE = '/usr/bin/node';
 const hasSystemNode = existsSync(SYSTEM_NODE);
@@ -44,7 +44,7 @@ function npm(args: string[], nodeDir: string, cwd: string, command = 'npm') {
 }
 
 before(async () => {
-  tarball = await ensureListenPackage();
+  tarball = await listenPackage();
   work = await mkdtemp(join(os.tmpdir(), 'guard-listen-package-'));
 });
 after(async () => {

@@ -4,6 +4,7 @@
 // (CommonJS), Fastify (ES modules), Hono (the WebCrypto entry) and Next.js-style route-handler
 // projects, each of which receives and verifies a real delivery from guard-server over HTTPS
 // and refuses a forged one. Express runs on the system's Node 20 too (the package's engines).
+// The README's own install command is run verbatim in an empty project beside the tarball.
 //
 // The frameworks are installed from the npm registry once into node_modules/.cache
 // (keyed by the consumers' package list); each run installs the fresh tarball over them.
@@ -12,8 +13,9 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { copyFile, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freePort, makeTestTls, type TestTls } from '../../packages/server/test/loopback.ts';
 import {
@@ -26,8 +28,9 @@ import {
   type WebhookServer,
 } from '../../packages/server/test/webhook-harness.ts';
 import { sign } from '../../packages/webhooks/src/index.ts';
-import { ROOT } from '../build/paths.ts';
-import { ensureWebhooksPackage, packageFiles, WEBHOOKS_STAGE } from '../build/webhooks-package.ts';
+import { ROOT, releaseVersion } from '../build/paths.ts';
+import { packageFiles, WEBHOOKS_STAGE } from '../build/webhooks-package.ts';
+import { webhooksPackage } from './artefacts.ts';
 
 const CONSUMERS = join(ROOT, 'packaging', 'webhooks', 'consumers');
 const CACHE = join(ROOT, 'node_modules', '.cache', 'guard-sdk-consumers');
@@ -59,7 +62,7 @@ function npm(args: string[], cwd: string): void {
 let tarball: string;
 
 before(async () => {
-  tarball = await ensureWebhooksPackage();
+  tarball = await webhooksPackage();
   const key = createHash('sha256').update(JSON.stringify(REGISTRY_DEPS)).digest('hex');
   const stamp = join(CACHE, '.deps-key');
   if (!existsSync(stamp) || (await readFile(stamp, 'utf8')) !== key) {
@@ -137,6 +140,45 @@ describe('the packed package', () => {
       await writeFile(config, JSON.stringify({ compilerOptions: { ...common, ...options }, files }));
       const r = run(process.execPath, [tsc, '-p', config], dir);
       assert.equal(r.code, 0, `TypeScript 5.0, ${name}:\n${r.out}`);
+    }
+  });
+});
+
+describe('installed as its README says', () => {
+  it('`npm install ./guard-webhooks-<v>.tgz` in a project holding the tarball: recorded as a file: dependency, importable and requirable', async () => {
+    const readme = await readFile(join(ROOT, 'packages', 'webhooks', 'README.md'), 'utf8');
+    const line = /^npm install (\.\/guard-webhooks-(\S+)\.tgz)$/m.exec(readme);
+    assert.ok(line, 'the README gives the tarball’s install command');
+    assert.equal(line[2], releaseVersion(), 'the README names this release’s tarball');
+    const project = await mkdtemp(join(os.tmpdir(), 'guard-sdk-readme-'));
+    try {
+      await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'receiver', private: true }));
+      await copyFile(tarball, join(project, basename(tarball)));
+      assert.equal(basename(tarball), line[1].slice(2));
+      const r = spawnSync('sh', ['-c', line[0]], {
+        cwd: project,
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          npm_config_cache: join(project, '.npm'),
+          npm_config_audit: 'false',
+          npm_config_fund: 'false',
+        },
+      });
+      assert.equal(r.status, 0, `${line[0]}:\n${r.stdout}${r.stderr}`);
+      const manifest = JSON.parse(await readFile(join(project, 'package.json'), 'utf8'));
+      assert.equal(manifest.dependencies['@guard/webhooks'], `file:${basename(tarball)}`);
+      const check = run(
+        process.execPath,
+        [
+          '-e',
+          "import('@guard/webhooks').then((m) => console.log(typeof m.constructEvent, typeof require('@guard/webhooks').constructEvent, require('@guard/webhooks/package.json').version))",
+        ],
+        project,
+      );
+      assert.equal(check.out.trim(), `function function ${releaseVersion()}`, check.out);
+    } finally {
+      await rm(project, { recursive: true, force: true });
     }
   });
 });

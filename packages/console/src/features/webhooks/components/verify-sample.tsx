@@ -26,7 +26,9 @@ export function VerifySample() {
       <h2 id="verify-heading">Verify deliveries in your receiver</h2>
       <p>
         Every delivery carries <code>Guard-Signature: sha256=…</code>, an HMAC-SHA256 of the raw body keyed with this
-        endpoint's signing secret. With <code>npm install @guard/webhooks</code>:
+        endpoint's signing secret. With Guard's SDK, <code>@guard/webhooks</code>: it is not on the npm registry yet, so
+        install the <code>guard-webhooks-&lt;version&gt;.tgz</code> of your Guard release with{' '}
+        <code>npm install ./guard-webhooks-&lt;version&gt;.tgz</code>:
       </p>
       <CodeBlock label="Example receiver in Node.js">{SAMPLE}</CodeBlock>
       <p className="hint">
