@@ -445,6 +445,13 @@ export async function ensureServerImage(force = false): Promise<ServerImage> {
     },
     force,
   );
+  return builtServerImage();
+}
+
+/** The image archive already in dist/ and what it holds, as its build recorded it; never builds. */
+export async function builtServerImage(): Promise<ServerImage> {
+  const out = imagePath();
+  if (!existsSync(out) || !existsSync(sidecar(out))) throw new Error(`${out} has not been built (npm run build:image)`);
   const { id, debianPackages } = JSON.parse(await readFile(sidecar(out), 'utf8')) as Omit<ServerImage, 'path'>;
   return { path: out, id, debianPackages };
 }

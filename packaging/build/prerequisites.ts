@@ -13,7 +13,7 @@
 //   server-deb.ts      npm (npm ls, the console's build), strip
 //   webhooks-package   npm pack, tsc and publint from npm
 //   listen-package     npm pack, esbuild
-//   image.ts           apt-get (the image's Debian packages)
+//   image.ts           apt-get and Debian's archive key (the image's Debian packages)
 //   release.ts         sha256sum (coreutils) for `sha256sum -c SHA256SUMS`
 //   the tests it runs  podman, runc, debootstrap (the containers of packaging/test/container.ts),
 //                      logrotate, and Debian's Node.js as /usr/bin/node (the SDK and guard
@@ -122,6 +122,19 @@ export const PREREQUISITES: Prerequisite[] = [
     part: 'execProbe',
   },
   { command: 'apt-get', debian: 'apt', for: 'the server image’s Debian packages', part: 'image' },
+  {
+    file: '/usr/share/keyrings/debian-archive-keyring.gpg',
+    what: 'Debian’s archive key',
+    debian: 'debian-archive-keyring',
+    for: 'checking the image’s Debian packages',
+    part: 'image',
+  },
+  {
+    command: 'podman-compose',
+    debian: 'podman-compose',
+    for: 'the compose files’ tests',
+    part: 'tests',
+  },
   { command: 'podman', debian: 'podman', for: 'the package tests’ throw-away containers', part: 'tests' },
   { command: 'runc', debian: 'runc', for: 'the package tests’ containers', part: 'tests' },
   {

@@ -74,7 +74,7 @@ export function releaseTestFiles(plan: ReleasePlan): string[] {
   const dir = join(ROOT, 'packaging', 'test');
   return readdirSync(dir)
     .filter((f) => f.endsWith('.test.ts') && f !== 'release-prerequisites.test.ts')
-    .filter((f) => plan.image || !f.startsWith('image'))
+    .filter((f) => plan.image || !(f.startsWith('image') || f.startsWith('compose')))
     .sort()
     .map((f) => join(dir, f));
 }

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { agentDebPath, ensureAgentDeb } from '../build/agent-deb.ts';
 import { AGENT_SEA, ensureAgentSea } from '../build/agent-sea.ts';
+import { builtServerImage, ensureServerImage, imagePath, type ServerImage } from '../build/image.ts';
 import { ensureListenPackage, listenTarball } from '../build/listen-package.ts';
 import { ROOT } from '../build/paths.ts';
 import { ensureServerDeb, serverDebPath } from '../build/server-deb.ts';
@@ -50,4 +51,11 @@ export async function webhooksPackage(): Promise<string> {
 /** dist/guard-listen-<v>.tgz. */
 export async function listenPackage(): Promise<string> {
   return RELEASE_ARTEFACTS ? released(listenTarball()) : ensureListenPackage();
+}
+
+/** The server image archive, dist/guard-server-<v>.image.tar (one flavour: the release's). */
+export async function serverImage(): Promise<ServerImage> {
+  if (!RELEASE_ARTEFACTS) return ensureServerImage();
+  released(imagePath());
+  return builtServerImage();
 }

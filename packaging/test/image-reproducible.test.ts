@@ -10,7 +10,8 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { test } from 'node:test';
-import { buildServerImage, ensureServerImage } from '../build/image.ts';
+import { buildServerImage } from '../build/image.ts';
+import { serverImage } from './artefacts.ts';
 
 async function sha256(path: string): Promise<string> {
   const hash = createHash('sha256');
@@ -21,7 +22,7 @@ async function sha256(path: string): Promise<string> {
 test('two builds of the image from the same inputs: the same id, the same bytes', {
   timeout: 10 * 60_000,
 }, async (t) => {
-  const first = await ensureServerImage();
+  const first = await serverImage();
   const dir = await mkdtemp(join(os.tmpdir(), 'guard-image-again-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const again = await buildServerImage(join(dir, 'again.image.tar'));

@@ -7,14 +7,15 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildOnce } from '../build/cache.ts';
-import { ensureServerImage, imageTag, type ServerImage } from '../build/image.ts';
+import { imageTag, type ServerImage } from '../build/image.ts';
 import { DIST } from '../build/paths.ts';
+import { serverImage } from './artefacts.ts';
 import { podman, preparePodman } from './container.ts';
 
 /** The image built from this checkout and loaded into the tests' store; its local name. */
 export async function loadedServerImage(): Promise<ServerImage & { name: string; podmanPath: string }> {
   const podmanPath = preparePodman();
-  const image = await ensureServerImage();
+  const image = await serverImage();
   const name = `localhost/${imageTag()}`;
   const marker = join(DIST, '.stamps', 'server-image.loaded');
   const loaded = () =>
