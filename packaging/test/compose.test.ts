@@ -18,7 +18,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { freePort } from '../../packages/server/test/loopback.ts';
-import { independentlyVerified, makeTestTls } from '../../packages/server/test/webhook-harness.ts';
+import { independentlyVerified, makeTestTls, SIGNAL } from '../../packages/server/test/webhook-harness.ts';
 import { ROOT } from '../build/paths.ts';
 import { ensureTestImage, podman } from './container.ts';
 import { loadedServerImage, waitReady } from './image.ts';
@@ -222,13 +222,7 @@ services:
       agent_version: '0.1.0',
     });
     assert.equal(enrolled.status, 201, enrolled.text);
-    const signal = await requestTls(port2, tls.caPem, 'POST', '/v1/signals', JSON.parse(enrolled.text).api_key, {
-      signal_type: 'sudo_command_executed',
-      severity: 4,
-      description: 'alice ran sudo',
-      identity_id: 'uid-1000',
-      identity_name: 'alice',
-    });
+    const signal = await requestTls(port2, tls.caPem, 'POST', '/v1/signals', JSON.parse(enrolled.text).api_key, SIGNAL);
     assert.equal(signal.status, 201, signal.text);
     const deadline = Date.now() + 60_000;
     let hit: { headers: Record<string, string>; body: string } | undefined;

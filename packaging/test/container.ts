@@ -57,7 +57,7 @@ events_logger = "file"
 network_config_dir = "${join(CACHE, 'networks')}"
 `;
 /** Label of every test container: the pid of the test process that started it. */
-const OWNER_LABEL = 'guard-test.owner-pid';
+export const OWNER_LABEL = 'guard-test.owner-pid';
 
 export interface Cmd {
   code: number | null;
@@ -90,7 +90,8 @@ export function podman(args: string[], timeoutMs = 300_000): Cmd {
   };
 }
 
-function mustPodman(args: string[], timeoutMs?: number): string {
+/** podman, failing the test with its output unless it exits 0; returns the output. */
+export function mustPodman(args: string[], timeoutMs?: number): string {
   const r = podman(args, timeoutMs);
   assert.equal(r.code, 0, `podman ${args.join(' ')} failed:\n${r.out}`);
   return r.out;

@@ -12,18 +12,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { api, enrollAgent, type Loose } from '../../packages/server/test/harness.ts';
 import { freePort } from '../../packages/server/test/loopback.ts';
-import { independentlyVerified, makeTestTls, Receiver } from '../../packages/server/test/webhook-harness.ts';
+import { independentlyVerified, makeTestTls, Receiver, SIGNAL } from '../../packages/server/test/webhook-harness.ts';
 import { IMAGE_UID } from '../build/image.ts';
 import { nodeVersion, releaseVersion } from '../build/paths.ts';
-import { podman } from './container.ts';
+import { mustPodman, OWNER_LABEL, podman } from './container.ts';
 import { loadedServerImage, waitReady } from './image.ts';
 
-const OWNER = `guard-test.owner-pid=${process.pid}`;
-const mustPodman = (args: string[], timeoutMs?: number) => {
-  const r = podman(args, timeoutMs);
-  assert.equal(r.code, 0, `podman ${args.join(' ')} failed:\n${r.out}`);
-  return r.stdout;
-};
+const OWNER = `${OWNER_LABEL}=${process.pid}`;
 
 describe('the server image', { timeout: 15 * 60_000 }, () => {
   let image: Awaited<ReturnType<typeof loadedServerImage>>;
@@ -164,13 +159,7 @@ describe('the server image', { timeout: 15 * 60_000 }, () => {
     const agent = await enrollAgent(base, setup.enroll_token, { hostname: 'web-01.example' });
     const signal = await api(base, 'POST', '/v1/signals', {
       token: agent.api_key,
-      body: {
-        signal_type: 'sudo_command_executed',
-        severity: 4,
-        description: 'alice ran sudo',
-        identity_id: 'uid-1000',
-        identity_name: 'alice',
-      },
+      body: SIGNAL,
     });
     assert.equal(signal.status, 201, signal.text);
     const deadline = Date.now() + 30_000;
