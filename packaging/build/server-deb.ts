@@ -18,6 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, cp, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { ensureConsoleBuilt } from '../../scripts/build-console.ts';
 import { buildOnce, sourceHash } from './cache.ts';
 import { copyright } from './copyright.ts';
 import { buildDeb, COMPRESSION, type DebSpec, type Flavour, install, stageManPages, writeDocs } from './deb.ts';
@@ -50,13 +51,13 @@ function productionModules(): string[] {
 }
 
 /**
- * Builds the console when its package is in this checkout (packages/console: the i10 work)
- * and returns its dist directory; undefined when there is none. Hook: the console package's
- * `build` script writes packages/console/dist (index.html + assets/).
+ * The built console when its package is in this checkout (packages/console), built by Vite
+ * only when its sources changed since packages/console/dist was made (scripts/build-console.ts,
+ * the build `npm install` and `npm start` run); undefined when there is none.
  */
-export function buildConsole(): string | undefined {
+export async function buildConsole(): Promise<string | undefined> {
   if (!existsSync(join(CONSOLE_PACKAGE, 'package.json'))) return undefined;
-  execFileSync('npm', ['run', 'build', '--workspace=packages/console'], { cwd: ROOT, stdio: 'pipe' });
+  await ensureConsoleBuilt();
   const dist = join(CONSOLE_PACKAGE, 'dist');
   if (!existsSync(join(dist, 'index.html')))
     throw new Error('the console build wrote no packages/console/dist/index.html');
@@ -141,8 +142,10 @@ export async function stageServerTree(stage: string, version = releaseVersion())
 
   await pruneModules(join(app, 'node_modules'));
 
-  const consoleDist = buildConsole();
-  if (consoleDist) await cp(consoleDist, join(lib, 'console'), { recursive: true });
+  const consoleDist = await buildConsole();
+  // The build's source hash is its own bookkeeping, not an asset.
+  if (consoleDist)
+    await cp(consoleDist, join(lib, 'console'), { recursive: true, filter: (src) => !src.endsWith('.source-hash') });
   else
     console.warn(
       'guard-server .deb: packages/console is not in this checkout: the package has no console assets (/console/ answers 503)',
