@@ -48,6 +48,8 @@ export interface ServerImage {
   id: string;
   /** The Debian packages unpacked into its root file system. */
   debianPackages: DebianPackage[];
+  /** The commit it was built from (its revision label). */
+  revision: string;
 }
 
 /** Where the packages come from (Debian's own archive, checked with its key). */
@@ -270,7 +272,7 @@ function commitEpoch(): number {
   }
 }
 
-function revision(): string {
+export function revision(): string {
   try {
     return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
   } catch {
@@ -417,7 +419,7 @@ export async function buildServerImage(
     ];
     const config = Buffer.from(JSON.stringify(imageConfig(version, epoch, layers)));
     const id = await writeArchive(out, config, layers, [imageTag(version)], epoch);
-    return { id, debianPackages: packages.map((p) => p.pkg) };
+    return { id, debianPackages: packages.map((p) => p.pkg), revision: revision() };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -452,8 +454,11 @@ export async function ensureServerImage(force = false): Promise<ServerImage> {
 export async function builtServerImage(): Promise<ServerImage> {
   const out = imagePath();
   if (!existsSync(out) || !existsSync(sidecar(out))) throw new Error(`${out} has not been built (npm run build:image)`);
-  const { id, debianPackages } = JSON.parse(await readFile(sidecar(out), 'utf8')) as Omit<ServerImage, 'path'>;
-  return { path: out, id, debianPackages };
+  const { id, debianPackages, revision } = JSON.parse(await readFile(sidecar(out), 'utf8')) as Omit<
+    ServerImage,
+    'path'
+  >;
+  return { path: out, id, debianPackages, revision };
 }
 
 if (import.meta.main) {

@@ -26,6 +26,11 @@ test('two builds of the image from the same inputs: the same id, the same bytes'
   const dir = await mkdtemp(join(os.tmpdir(), 'guard-image-again-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const again = await buildServerImage(join(dir, 'again.image.tar'));
+  assert.equal(
+    again.revision,
+    first.revision,
+    `the checkout moved on since ${first.path} was built: not the same inputs`,
+  );
   assert.deepEqual(
     again.debianPackages,
     first.debianPackages,
