@@ -105,6 +105,38 @@ for (const kind of ['fs', 's3'] as StoreKind[]) {
       assert.equal((await auditOf(server, up.bundle_id)).length, 1, 'a repeat deletes and audits nothing');
     });
 
+    if (kind === 's3')
+      it('a store that refuses the deletion: the bundle is deleted at once, the next sweep removes its object', async () => {
+        const up = await uploadBundle(server.url, agent.api_key);
+        const s3 = server.s3 as NonNullable<TestServer['s3']>;
+        s3.faults.denyDeletes = true;
+        try {
+          const del = await api(server.url, 'DELETE', `/v1/support/bundles/${up.bundle_id}`, {
+            token: tenant.admin_token,
+          });
+          assert.equal(del.status, 200, del.text);
+          assert.equal(del.json.deleted.reason, 'admin');
+          assert.ok(await server.deps.store.verify(up.object_key), 'the store kept it: it refused');
+          const dl = await api(server.url, 'GET', `/v1/support/bundles/${up.bundle_id}/download`, {
+            token: tenant.admin_token,
+          });
+          assert.equal(dl.status, 410, 'never served again, whatever the store holds');
+          await maintain(server.deps, server.deps.config, silent);
+          assert.ok(await server.deps.store.verify(up.object_key), 'still refused');
+        } finally {
+          s3.faults.denyDeletes = false;
+        }
+        await maintain(server.deps, server.deps.config, silent);
+        assert.equal(await server.deps.store.verify(up.object_key), undefined, 'removed by the sweep');
+        const row = await server.deps.db
+          .selectFrom('bundles')
+          .select('object_removed_at')
+          .where('id', '=', up.bundle_id)
+          .executeTakeFirstOrThrow();
+        assert.equal(row.object_removed_at, server.clock.now().toISOString());
+        assert.equal((await auditOf(server, up.bundle_id)).length, 1, 'deleted and audited once');
+      });
+
     it("only the tenant's admin deletes: members and support staff 403, another tenant's admin 404", async () => {
       const up = await uploadBundle(server.url, agent.api_key);
       const member = await addUser(server, tenant.tenant_id, 'member');

@@ -77,8 +77,16 @@ async function removeObject(deps: DeletionDeps, bundle: { id: string; object_key
     .execute();
 }
 
-/** Objects of deleted bundles that the store has not confirmed removed: tried again, `limit` at a time. */
-export async function removePendingObjects(deps: DeletionDeps, limit: number): Promise<number> {
+/**
+ * Objects of deleted bundles that the store has not confirmed removed: tried again, `limit` at a
+ * time, oldest deletion first. One the store refuses again is reported and skipped, so it never
+ * holds up the others. Answers how many the store removed.
+ */
+export async function removePendingObjects(
+  deps: DeletionDeps,
+  limit: number,
+  onStoreError: (error: unknown) => void = () => {},
+): Promise<number> {
   const rows = await deps.db
     .selectFrom('bundles')
     .select(['id', 'object_key'])
@@ -87,6 +95,14 @@ export async function removePendingObjects(deps: DeletionDeps, limit: number): P
     .orderBy('deleted_at')
     .limit(limit)
     .execute();
-  for (const row of rows) await removeObject(deps, row);
-  return rows.length;
+  let removed = 0;
+  for (const row of rows) {
+    try {
+      await removeObject(deps, row);
+      removed += 1;
+    } catch (error) {
+      onStoreError(error);
+    }
+  }
+  return removed;
 }

@@ -50,6 +50,10 @@ export async function sweepExpiredBundles(
         expired += 1;
     }
   }
-  const objectsRemoved = await removePendingObjects(deps, options.maxDeletions ?? MAX_DELETIONS_PER_RUN);
+  const objectsRemoved = await removePendingObjects(
+    deps,
+    options.maxDeletions ?? MAX_DELETIONS_PER_RUN,
+    options.onStoreError,
+  );
   return { expired, objectsRemoved };
 }
