@@ -123,12 +123,13 @@ describe('an admin rotates a signing secret and sets retention in the console', 
     await page.getByRole('link', { name: 'Settings' }).click();
     await page.getByRole('link', { name: 'Data retention' }).click();
     await page.getByRole('heading', { level: 1, name: 'Data retention' }).waitFor();
-    const field = page.getByLabel('Retention (days)');
+    const form = page.getByRole('form', { name: 'Webhook delivery log retention' });
+    const field = form.getByLabel('Retention (days)');
     assert.equal(await field.inputValue(), '30');
     await field.fill('91');
-    assert.equal(await page.getByRole('button', { name: 'Save retention' }).isDisabled(), true);
+    assert.equal(await form.getByRole('button', { name: 'Save retention' }).isDisabled(), true);
     await field.fill('14');
-    await page.getByRole('button', { name: 'Save retention' }).click();
+    await form.getByRole('button', { name: 'Save retention' }).click();
     await page.getByText('Saved: the delivery log is kept 14 days.').waitFor();
     await checkPage(page, 'settings-data-retention');
     const settings = await api(world.base, 'GET', '/v1/tenant/settings', { token: world.tenant.admin_token });

@@ -16,6 +16,7 @@ import { LISTEN_SETTINGS, type ListenSettings, listenSettings } from './kernel/l
 import type { LogLevel } from './kernel/logger.ts';
 import { ConfigError, type SettingRow, SettingsReader } from './kernel/settings.ts';
 import { OBJECT_STORE_SETTINGS, type ObjectStoreSetting, parseObjectStore } from './objects/settings.ts';
+import { BUNDLE_SETTINGS, type BundleRetentionPolicy, bundleRetentionPolicy } from './support/settings.ts';
 import { type TracingConfig, tracingConfig } from './tracing/settings.ts';
 import { WEBHOOK_SETTINGS, type WebhookSettings, webhookSettings } from './webhooks/settings.ts';
 
@@ -35,6 +36,8 @@ export interface ServerConfig extends ListenSettings, DatabaseSettings, WebhookS
   sessions: SessionSettings;
   /** A bundle request the agent has not taken by this long after its creation expires. */
   bundleRequestTtlMs: number;
+  /** How long tenants keep their support bundles (support/retention.ts). */
+  bundleRetention: BundleRetentionPolicy;
   /** The built console (index.html, assets/); undefined: packages/console/dist of this checkout. */
   consoleDir: string | undefined;
   /** The master key's file when it is not <dataDir>/master.key (a secret every replica mounts); never created. */
@@ -89,6 +92,7 @@ export const SETTINGS = [
   ...SESSION_SETTINGS,
   ...WEBHOOK_SETTINGS,
   ...OBJECT_STORE_SETTINGS,
+  ...BUNDLE_SETTINGS,
 ] as const;
 
 /** The names a config file may use: each setting's `file` key. */
@@ -224,6 +228,7 @@ export function loadServerConfig(
     limits: httpLimits(r),
     sessions: sessionSettings(r),
     bundleRequestTtlMs: r.integer('bundleRequestTtlSeconds', 60, 7 * 86_400) * 1000,
+    bundleRetention: bundleRetentionPolicy(r),
     consoleDir:
       raw.consoleDir === '' ? undefined : isAbsolute(raw.consoleDir) ? raw.consoleDir : resolve(cwd, raw.consoleDir),
     masterKeyFile:

@@ -30,6 +30,7 @@ import { loadMasterKey } from './kernel/master-key.ts';
 import { listenMetrics, type MetricsListener } from './kernel/metrics-listener.ts';
 import { collectExpiredUploads, openObjectStore } from './objects/index.ts';
 import { SignalOutbox } from './signals/index.ts';
+import { sweepExpiredBundles } from './support/index.ts';
 import { NO_TRACER, startTracing, type Tracer } from './tracing/index.ts';
 import {
   announceExpiringCertificates,
@@ -274,7 +275,7 @@ export async function startServer(
 /**
  * One maintenance run, each job on one replica at a time (the others skip it): unregistered
  * uploads past their expiry, PostgreSQL's partitions ahead, old webhook secrets whose grace
- * period ended, audit entries to the endpoints that subscribe to them, delivery retention. A failing job
+ * period ended, audit entries to the endpoints that subscribe to them, bundle and delivery retention. A failing job
  * is logged and tried again at the next run.
  */
 export async function maintain(
@@ -320,6 +321,13 @@ export async function maintain(
   });
   await job('endpoint-stats-retention', async () => {
     await pruneEndpointStats(db, deps.now());
+  });
+  // Bundles past their tenant's retention are deleted like an admin's deletion (support/retention.ts).
+  await job('bundle-retention', async () => {
+    const r = await sweepExpiredBundles(deps, config.bundleRetention, {
+      onStoreError: (error) => log.error({ err: error }, 'a deleted bundle keeps its object until the next sweep'),
+    });
+    if (r.expired + r.objectsRemoved > 0) log.info(r, 'deleted bundles past their retention');
   });
   await job('delivery-retention', async () => {
     const r = await pruneDeliveries(db, deps.now(), config.deliveryRetention);

@@ -48,6 +48,11 @@ export interface LocalS3 {
   log: GateRecord[];
   /** The presigned requests the gate accepted. */
   verified(): GateRecord[];
+  /**
+   * Faults a test turns on and off: `denyDeletes` answers every DeleteObject 403 AccessDenied,
+   * as S3 does under a bucket policy that denies s3:DeleteObject.
+   */
+  faults: { denyDeletes: boolean };
   close(): Promise<void>;
 }
 
@@ -91,6 +96,7 @@ export async function startLocalS3(
   const backend = (await s3rver.run()) as AddressInfo;
   const checksums = new Map<string, string>();
   const log: GateRecord[] = [];
+  const faults = { denyDeletes: false };
 
   const forward = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer | undefined, key?: string) =>
     new Promise<void>((resolve) => {
@@ -169,6 +175,8 @@ export async function startLocalS3(
         checksums.set(key, digest);
         return forward(req, res, body, key);
       }
+      if (req.method === 'DELETE' && faults.denyDeletes)
+        return refuse(403, 'AccessDenied', 'Access Denied (a bucket policy denies s3:DeleteObject)');
       if (req.method === 'DELETE' && key) checksums.delete(key);
       return forward(req, res, undefined, key);
     }
@@ -205,6 +213,7 @@ export async function startLocalS3(
     objectStoreUrl: `s3://${TEST_BUCKET}?endpoint=${encodeURIComponent(endpoint)}&region=us-east-1&path_style=1`,
     log,
     verified: () => log.filter((r) => r.auth === 'presigned' && r.refused === undefined),
+    faults,
     async close() {
       gate.closeAllConnections();
       await new Promise((r) => gate.close(r));

@@ -2571,6 +2571,14 @@ export interface paths {
                             delivery_retention_default_days: number;
                             /** @description the most a tenant may choose (--delivery-retention-max-days) */
                             delivery_retention_max_days: number;
+                            /** @description days this tenant’s support bundles are kept; older ones are deleted (file and findings) */
+                            bundle_retention_days: number;
+                            /** @description the tenant chose nothing: the default applies (90 days, or the maximum when that is lower) */
+                            bundle_retention_is_default: boolean;
+                            /** @description the default for a tenant that chose nothing */
+                            bundle_retention_default_days: number;
+                            /** @description the most a tenant may choose (--bundle-retention-max-days) */
+                            bundle_retention_max_days: number;
                         };
                     };
                 };
@@ -2617,6 +2625,8 @@ export interface paths {
                         sso_only?: boolean;
                         /** @description days to keep the delivery log, at most delivery_retention_max_days; null: the server default */
                         delivery_retention_days?: number | null;
+                        /** @description days to keep support bundles, at most bundle_retention_max_days; null: the default */
+                        bundle_retention_days?: number | null;
                     };
                 };
             };
@@ -2642,6 +2652,14 @@ export interface paths {
                             delivery_retention_default_days: number;
                             /** @description the most a tenant may choose (--delivery-retention-max-days) */
                             delivery_retention_max_days: number;
+                            /** @description days this tenant’s support bundles are kept; older ones are deleted (file and findings) */
+                            bundle_retention_days: number;
+                            /** @description the tenant chose nothing: the default applies (90 days, or the maximum when that is lower) */
+                            bundle_retention_is_default: boolean;
+                            /** @description the default for a tenant that chose nothing */
+                            bundle_retention_default_days: number;
+                            /** @description the most a tenant may choose (--bundle-retention-max-days) */
+                            bundle_retention_max_days: number;
                         };
                     };
                 };
@@ -4881,6 +4899,17 @@ export interface paths {
                                 uploaded_at: string;
                                 agent_version: string;
                                 trigger: string;
+                                /** @description set once the bundle was deleted: its file and findings are gone, this record stays */
+                                deleted: {
+                                    /** @description when it was deleted */
+                                    at: string;
+                                    /** @description admin: by the tenant's admin; retention: past the tenant's bundle retention */
+                                    reason: "admin" | "retention";
+                                    /** @description the admin's user id, or `retention` */
+                                    by: string;
+                                    /** @description the admin's email; null for retention */
+                                    by_email: string | null;
+                                } | null;
                             }[];
                             next_before: string | null;
                         };
@@ -4951,9 +4980,20 @@ export interface paths {
                             uploaded_at: string;
                             agent_version: string;
                             trigger: string;
-                            object_key: string;
+                            /** @description set once the bundle was deleted: its file and findings are gone, this record stays */
+                            deleted: {
+                                /** @description when it was deleted */
+                                at: string;
+                                /** @description admin: by the tenant's admin; retention: past the tenant's bundle retention */
+                                reason: "admin" | "retention";
+                                /** @description the admin's user id, or `retention` */
+                                by: string;
+                                /** @description the admin's email; null for retention */
+                                by_email: string | null;
+                            } | null;
+                            object_key?: string;
                             /** @description BUNDLE-MANIFEST.json of a support bundle */
-                            manifest: {
+                            manifest?: {
                                 /** @enum {integer} */
                                 bundle_version: 1;
                                 agent_version: string;
@@ -5019,7 +5059,70 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /** Delete one of the tenant's bundles (admin; audited): its file leaves the object store and its findings go; the record stays, marked deleted. 410 bundle_deleted when it already was */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bundle_id: string;
+                            tenant_id: string;
+                            agent_id: string;
+                            hostname: string;
+                            filename: string;
+                            size: number;
+                            sha256: string;
+                            uploaded_at: string;
+                            agent_version: string;
+                            trigger: string;
+                            /** @description set once the bundle was deleted: its file and findings are gone, this record stays */
+                            deleted: {
+                                /** @description when it was deleted */
+                                at: string;
+                                /** @description admin: by the tenant's admin; retention: past the tenant's bundle retention */
+                                reason: "admin" | "retention";
+                                /** @description the admin's user id, or `retention` */
+                                by: string;
+                                /** @description the admin's email; null for retention */
+                                by_email: string | null;
+                            } | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

@@ -10,6 +10,8 @@ export type AuditAction =
   | 'bundle.download'
   | 'bundle.insights'
   | 'bundle.lines'
+  | 'bundle.delete'
+  | 'bundle.expire'
   | 'bundle_request.create'
   | 'bundle_request.denied'
   | 'tenant.settings'

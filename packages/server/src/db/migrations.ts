@@ -40,6 +40,7 @@ import { emailsPerTenant } from './migrations/0015-emails-per-tenant.ts';
 import { endpointTlsAuthStandardWebhooks } from './migrations/0016-endpoint-tls-auth-standard-webhooks.ts';
 import { deliveryLogResponseHeaders } from './migrations/0017-delivery-log-response-headers.ts';
 import { identity } from './migrations/0018-identity.ts';
+import { bundleRetention } from './migrations/0019-bundle-retention.ts';
 
 /** Every migration by the name databases record it under, in order. */
 const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Migration])[] = [
@@ -61,6 +62,7 @@ const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Mi
   ['0016_endpoint_tls_auth_standard_webhooks', endpointTlsAuthStandardWebhooks],
   ['0017_delivery_log_response_headers', deliveryLogResponseHeaders],
   ['0018_identity', identity],
+  ['0019_bundle_retention', bundleRetention],
 ];
 
 function migrations(engine: Engine): Record<string, Migration> {

@@ -12,6 +12,8 @@ export interface TenantTable {
   allow_support_collection: Generated<number>;
   /** Days the tenant's delivery log is kept; null: the server's default (--delivery-retention-days). */
   delivery_retention_days?: number | null;
+  /** Days the tenant keeps its support bundles; null: the default (support/retention.ts). */
+  bundle_retention_days?: number | null;
   /** 1: users who sign in with a password must set up a second factor before anything else (DESIGN §6). */
   require_mfa: Generated<number>;
   /** 1: the tenant's users sign in through its SSO; passwords only for admins holding TOTP (break-glass). */
@@ -116,6 +118,13 @@ export interface BundleTable {
   sha256: string;
   manifest: string;
   uploaded_at: string;
+  /** Set when the bundle was deleted (migration 0019): its row stays as the record of it. */
+  deleted_at?: string | null;
+  /** The admin's user id, or `retention`. */
+  deleted_by?: string | null;
+  deleted_reason?: 'admin' | 'retention' | null;
+  /** The store confirmed the object's deletion; null on a deleted bundle: the sweep tries again. */
+  object_removed_at?: string | null;
 }
 
 export type BundleRequestState =

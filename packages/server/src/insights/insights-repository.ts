@@ -163,13 +163,17 @@ export class InsightsRepository {
   async find(
     tenantId: string | null,
     bundleId: string,
-  ): Promise<{ bundle: { id: string; tenant_id: string }; insights: BundleInsightTable | undefined } | undefined> {
+  ): Promise<
+    | { bundle: { id: string; tenant_id: string; deleted_at: string | null }; insights: BundleInsightTable | undefined }
+    | undefined
+  > {
     let query = this.#db
       .selectFrom('bundles')
       .leftJoin('bundle_insights', 'bundle_insights.bundle_id', 'bundles.id')
       .select([
         'bundles.id',
         'bundles.tenant_id',
+        'bundles.deleted_at',
         'bundle_insights.state',
         'bundle_insights.attempts',
         'bundle_insights.findings',
@@ -192,7 +196,7 @@ export class InsightsRepository {
             finished_at: row.finished_at,
             created_at: row.created_at ?? '',
           } as BundleInsightTable);
-    return { bundle: { id: row.id, tenant_id: row.tenant_id }, insights };
+    return { bundle: { id: row.id, tenant_id: row.tenant_id, deleted_at: row.deleted_at ?? null }, insights };
   }
 
   /** When the request a console_push bundle answers was made (its agent's own requests only). */

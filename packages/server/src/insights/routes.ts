@@ -33,6 +33,10 @@ const Lines = Type.Object({
   lines: Type.Array(Type.String(), { description: 'each cut at 2000 characters' }),
 });
 
+/** A deleted bundle's findings and lines are gone with it (support/deletion.ts). */
+const bundleDeleted = () =>
+  new ApiError(410, 'bundle_deleted', 'the bundle was deleted: its file and findings are gone');
+
 const scopeOf = (user: UserPrincipal): string | null => (user.role === 'support' ? null : user.tenantId);
 
 /** What the insight reads need of the server. */
@@ -63,6 +67,7 @@ export const insightRoutes: FastifyPluginAsyncTypebox<InsightsDeps> = async (app
       const user = requireUser(req, READERS);
       const found = await insights.find(scopeOf(user), req.params.id);
       if (!found) throw notFound('bundle');
+      if (found.bundle.deleted_at !== null) throw bundleDeleted();
       await audit(deps, user, 'bundle.insights', found.bundle.id, found.bundle.tenant_id);
       const row = found.insights;
       if (!row || row.state === 'pending' || row.state === 'running')
@@ -93,12 +98,13 @@ export const insightRoutes: FastifyPluginAsyncTypebox<InsightsDeps> = async (app
       const context = req.query.context ?? 5;
       let query = deps.db
         .selectFrom('bundles')
-        .select(['id', 'tenant_id', 'object_key', 'manifest'])
+        .select(['id', 'tenant_id', 'object_key', 'manifest', 'deleted_at'])
         .where('id', '=', req.params.id);
       const scope = scopeOf(user);
       if (scope !== null) query = query.where('tenant_id', '=', scope);
       const bundle = await query.executeTakeFirst();
       if (!bundle) throw notFound('bundle');
+      if (bundle.deleted_at != null) throw bundleDeleted();
       const manifest = parseManifest(JSON.parse(bundle.manifest));
       if (member !== 'BUNDLE-MANIFEST.json' && !manifest.contents.some((m) => m.name === member))
         throw notFound('member');

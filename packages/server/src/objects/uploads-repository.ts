@@ -90,14 +90,14 @@ export class UploadsRepository {
 }
 
 /**
- * Bytes a tenant holds against its quota: registered bundles, objects stored but not yet
+ * Bytes a tenant holds against its quota: registered bundles not deleted, objects stored but not yet
  * registered (until collected), and presigned slots whose URL is still valid (reservations:
  * parallel presigns cannot overshoot the quota together).
  */
 async function bytesHeld(db: Db, tenantId: string, now: Date): Promise<number> {
   const { rows } = await sql<{ held: number | null }>`
     select
-      coalesce((select sum(size) from bundles where tenant_id = ${tenantId}), 0)
+      coalesce((select sum(size) from bundles where tenant_id = ${tenantId} and deleted_at is null), 0)
       + coalesce((select sum(size) from uploads where tenant_id = ${tenantId}
           and (state = 'stored' or (state = 'presigned' and expires_at > ${now.toISOString()}))), 0) as held`.execute(
     db,

@@ -7,8 +7,8 @@ import { enqueueAnalysis } from '../insights/index.ts';
 import { isUniqueViolation } from '../kernel/errors.ts';
 import { beforeFilter, type PageRequest } from '../kernel/pagination.ts';
 
-/** A bundle with the hostname its agent reported at enrolment. */
-export type BundleWithHost = BundleTable & { hostname: string };
+/** A bundle with the hostname its agent reported at enrolment, and the email of the admin who deleted it. */
+export type BundleWithHost = BundleTable & { hostname: string; deleted_by_email: string | null };
 
 /** Filters of the console's bundle list; times in toISOString() form. */
 export interface BundleFilter {
@@ -100,7 +100,8 @@ export class BundlesRepository {
     return this.#db
       .selectFrom('bundles')
       .innerJoin('agents', 'agents.id', 'bundles.agent_id')
+      .leftJoin('users', 'users.id', 'bundles.deleted_by')
       .selectAll('bundles')
-      .select('agents.hostname');
+      .select(['agents.hostname', 'users.email as deleted_by_email']);
   }
 }

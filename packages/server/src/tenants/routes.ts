@@ -8,6 +8,9 @@
 // delivery_retention_days: how many days the tenant's webhook delivery log (attempts and
 // completed deliveries) is kept; null goes back to the server's default. At most the server's
 // maximum (--delivery-retention-max-days): more is refused (400 retention_above_maximum).
+// bundle_retention_days: how many days the tenant's support bundles are kept before the sweep
+// deletes them (default 90); null goes back to the default. At most the server's maximum
+// (--bundle-retention-max-days): more is refused (400 retention_above_maximum).
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from 'typebox';
@@ -15,6 +18,7 @@ import { requireTenantUser, requireUser } from '../auth/index.ts';
 import type { Db } from '../db/index.ts';
 import { ApiError, badRequest, notFound } from '../kernel/errors.ts';
 import { ErrorResponses } from '../kernel/route-schemas.ts';
+import { type BundleRetentionPolicy, effectiveBundleRetentionDays } from '../support/settings.ts';
 import { effectiveRetentionDays, type RetentionPolicy } from '../webhooks/index.ts';
 import { hasSsoConnection, type TenantSettings, TenantsRepository } from './tenants-repository.ts';
 
@@ -40,6 +44,16 @@ const Settings = Type.Object({
   delivery_retention_max_days: Type.Integer({
     description: 'the most a tenant may choose (--delivery-retention-max-days)',
   }),
+  bundle_retention_days: Type.Integer({
+    description: 'days this tenant’s support bundles are kept; older ones are deleted (file and findings)',
+  }),
+  bundle_retention_is_default: Type.Boolean({
+    description: 'the tenant chose nothing: the default applies (90 days, or the maximum when that is lower)',
+  }),
+  bundle_retention_default_days: Type.Integer({ description: 'the default for a tenant that chose nothing' }),
+  bundle_retention_max_days: Type.Integer({
+    description: 'the most a tenant may choose (--bundle-retention-max-days)',
+  }),
 });
 
 const SettingsQuery = Type.Object({
@@ -58,6 +72,11 @@ const SettingsChange = Type.Object(
         description: 'days to keep the delivery log, at most delivery_retention_max_days; null: the server default',
       }),
     ),
+    bundle_retention_days: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 1, maximum: 36_500 }), Type.Null()], {
+        description: 'days to keep support bundles, at most bundle_retention_max_days; null: the default',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -66,12 +85,13 @@ const SettingsChange = Type.Object(
 export interface TenantsDeps {
   db: Db;
   now: () => Date;
-  config: { deliveryRetention: RetentionPolicy };
+  config: { deliveryRetention: RetentionPolicy; bundleRetention: BundleRetentionPolicy };
 }
 
 export const tenantRoutes: FastifyPluginAsyncTypebox<TenantsDeps> = async (app, deps) => {
   const tenants = new TenantsRepository(deps.db);
   const policy = deps.config.deliveryRetention;
+  const bundlePolicy = deps.config.bundleRetention;
   const view = (s: TenantSettings): Static<typeof Settings> => ({
     allow_support_collection: s.allow_support_collection,
     require_mfa: s.require_mfa,
@@ -80,6 +100,10 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<TenantsDeps> = async (app, 
     delivery_retention_is_default: s.delivery_retention_days === null,
     delivery_retention_default_days: policy.defaultDays,
     delivery_retention_max_days: policy.maxDays,
+    bundle_retention_days: effectiveBundleRetentionDays(s.bundle_retention_days, bundlePolicy),
+    bundle_retention_is_default: s.bundle_retention_days === null,
+    bundle_retention_default_days: bundlePolicy.defaultDays,
+    bundle_retention_max_days: bundlePolicy.maxDays,
   });
 
   app.get(
@@ -120,6 +144,12 @@ export const tenantRoutes: FastifyPluginAsyncTypebox<TenantsDeps> = async (app, 
       if (days != null && days > policy.maxDays)
         throw badRequest(
           `delivery_retention_days may be at most ${policy.maxDays} on this server (--delivery-retention-max-days)`,
+          'retention_above_maximum',
+        );
+      const bundleDays = req.body.bundle_retention_days;
+      if (bundleDays != null && bundleDays > bundlePolicy.maxDays)
+        throw badRequest(
+          `bundle_retention_days may be at most ${bundlePolicy.maxDays} on this server (--bundle-retention-max-days)`,
           'retention_above_maximum',
         );
       // The sign-in policy is identity (auth/scopes.ts): no scoped token may loosen it.

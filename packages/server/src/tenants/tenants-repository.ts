@@ -1,6 +1,7 @@
 // A tenant's own settings: whether vendor support staff may request support bundles from the
-// tenant's servers (console push), its sign-in policy (require_mfa, sso_only), and how many days its delivery log is kept (null: the
-// server's default; webhooks/retention.ts applies it within the server's maximum). Its admins
+// tenant's servers (console push), its sign-in policy (require_mfa, sso_only), how many days its delivery log is kept (null: the
+// server's default; webhooks/retention.ts applies it within the server's maximum) and how many days its support bundles are
+// kept (null: the default; support/retention.ts). Its admins
 // control them; every change is audited in the transaction that makes it.
 
 import { audit } from '../audit/index.ts';
@@ -15,18 +16,26 @@ export interface TenantSettings {
   sso_only: boolean;
   /** The tenant's own choice; null: the server's default. */
   delivery_retention_days: number | null;
+  /** Days the tenant keeps its support bundles; null: the default (support/settings.ts). */
+  bundle_retention_days: number | null;
 }
 
 /** The settings that are on or off (integer 0/1 columns of tenants). */
 const FLAGS = ['allow_support_collection', 'require_mfa', 'sso_only'] as const;
 type Flag = (typeof FLAGS)[number];
 
-const COLUMNS = [...FLAGS, 'delivery_retention_days'] as const;
-const settingsOf = (row: Record<Flag, number> & { delivery_retention_days?: number | null }) => ({
+/** The settings that are a number of days, or null for the server's default. */
+const DAYS = ['delivery_retention_days', 'bundle_retention_days'] as const;
+
+const COLUMNS = [...FLAGS, ...DAYS] as const;
+const settingsOf = (
+  row: Record<Flag, number> & { delivery_retention_days?: number | null; bundle_retention_days?: number | null },
+) => ({
   allow_support_collection: row.allow_support_collection === 1,
   require_mfa: row.require_mfa === 1,
   sso_only: row.sso_only === 1,
   delivery_retention_days: row.delivery_retention_days ?? null,
+  bundle_retention_days: row.bundle_retention_days ?? null,
 });
 
 export class TenantsRepository {
@@ -60,16 +69,15 @@ export class TenantsRepository {
         if (Number(updated.numUpdatedRows) > 0)
           await audit({ db: trx, now: () => by.at }, by.actor, 'tenant.settings', `${flag}=${change[flag]}`, tenantId);
       }
-      if (change.delivery_retention_days !== undefined) {
-        const value = change.delivery_retention_days;
+      for (const column of DAYS) {
+        const value = change[column];
+        if (value === undefined) continue;
         const updated = await trx
           .updateTable('tenants')
-          .set({ delivery_retention_days: value })
+          .set({ [column]: value })
           .where('id', '=', tenantId)
           .where((eb) =>
-            value === null
-              ? eb('delivery_retention_days', 'is not', null)
-              : eb.or([eb('delivery_retention_days', 'is', null), eb('delivery_retention_days', '!=', value)]),
+            value === null ? eb(column, 'is not', null) : eb.or([eb(column, 'is', null), eb(column, '!=', value)]),
           )
           .executeTakeFirst();
         if (Number(updated.numUpdatedRows) > 0)
@@ -77,7 +85,7 @@ export class TenantsRepository {
             { db: trx, now: () => by.at },
             by.actor,
             'tenant.settings',
-            `delivery_retention_days=${value ?? 'default'}`,
+            `${column}=${value ?? 'default'}`,
             tenantId,
           );
       }

@@ -87,12 +87,14 @@ export async function exportData(source: ExportSource, out: Writable): Promise<T
   const tables = {} as Record<TableName, number>;
   for (const table of TABLES) tables[table] = await countRows(db, table);
 
-  // The objects of registered bundles, each checked against its row before it is promised.
+  // The objects of registered bundles, each checked against its row before it is promised. A
+  // deleted bundle's row moves as the record of it; its object is gone and is not looked for.
   const objects: ArchiveObject[] = [];
   const missing: string[] = [];
   const bundles = await db
     .selectFrom('bundles')
     .select(['object_key', 'size', 'sha256'])
+    .where('deleted_at', 'is', null)
     .orderBy('object_key')
     .execute();
   for (const b of bundles) {

@@ -12,6 +12,8 @@ const RULES = {
   /** Whether vendor support may request bundles from the tenant's servers. */
   manageSupportAccess: ['admin'],
   readBundles: ['admin', 'member', 'support'],
+  /** Delete one of the tenant's bundles (its file and findings go; the record stays). */
+  deleteBundles: ['admin'],
   readAudit: ['admin', 'support'],
   readWebhooks: ['admin', 'member'],
   manageWebhooks: ['admin'],

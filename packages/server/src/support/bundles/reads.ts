@@ -4,11 +4,12 @@
 import type { Readable } from 'node:stream';
 import type { Static } from 'typebox';
 import { audit } from '../../audit/index.ts';
-import type { UserPrincipal } from '../../auth/index.ts';
+import type { TenantUser, UserPrincipal } from '../../auth/index.ts';
 import { ApiError, notFound } from '../../kernel/errors.ts';
 import { nextBefore, parseBefore } from '../../kernel/pagination.ts';
 import type { BundleWithHost } from '../bundles-repository.ts';
 import type { SupportContext } from '../context.ts';
+import { bundleDeleted, deleteBundle } from '../deletion.ts';
 import { type BundleListQuery, bundleSummary } from './schemas.ts';
 
 /** The tenant a reader's query is scoped to; null (every tenant) only for support staff. */
@@ -44,6 +45,7 @@ async function findReadable(ctx: SupportContext, user: UserPrincipal, id: string
 export async function showBundle(ctx: SupportContext, user: UserPrincipal, id: string) {
   const row = await findReadable(ctx, user, id);
   await audit(ctx, user, 'bundle.show', row.id, row.tenant_id);
+  if (row.deleted_at != null) return bundleSummary(row);
   return { ...bundleSummary(row), object_key: row.object_key, manifest: JSON.parse(row.manifest) };
 }
 
@@ -67,6 +69,7 @@ export async function openBundleFile(
   id: string,
 ): Promise<{ bundle: BundleWithHost } & ({ redirect: string } | { size: number; body: Readable })> {
   const bundle = await findReadable(ctx, user, id);
+  if (bundle.deleted_at != null) throw bundleDeleted();
   const redirect = await ctx.store.downloadUrl(bundle.object_key, {
     filename: downloadFilename(bundle),
     contentType: BUNDLE_CONTENT_TYPE,
@@ -81,4 +84,24 @@ export async function openBundleFile(
   if (!object) throw new ApiError(410, 'object_gone', 'the bundle file is no longer in the object store');
   await audit(ctx, user, 'bundle.download', bundle.id, bundle.tenant_id);
   return { bundle, size: object.size, body: object.body };
+}
+
+/**
+ * Deletes one bundle of the admin's tenant (audited `bundle.delete`): 404 for another
+ * tenant's, 410 bundle_deleted when it was deleted already. Answers the record as it now is.
+ */
+export async function deleteOwnBundle(
+  ctx: SupportContext,
+  admin: TenantUser,
+  id: string,
+  onStoreError: (error: unknown) => void,
+) {
+  const bundle = await ctx.bundles.find(admin.tenantId, id);
+  if (!bundle) throw notFound('bundle');
+  if (bundle.deleted_at != null) throw bundleDeleted();
+  const deleted = await deleteBundle(ctx, bundle, { actor: admin, reason: 'admin' }, onStoreError);
+  if (!deleted) throw bundleDeleted(); // a concurrent deletion won
+  const now = await ctx.bundles.find(admin.tenantId, id);
+  if (!now) throw notFound('bundle');
+  return bundleSummary(now);
 }

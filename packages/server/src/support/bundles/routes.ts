@@ -1,11 +1,19 @@
 // Bundle reads (audited): support staff across tenants, a tenant's admins and members their own.
+// Deletion: the tenant's admins, of their own tenant's bundles (audited; deletion.ts).
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { requireUser } from '../../auth/index.ts';
+import { requireTenantUser, requireUser } from '../../auth/index.ts';
 import { ErrorResponses, IdParams } from '../../kernel/route-schemas.ts';
 import type { SupportContext } from '../context.ts';
-import { BUNDLE_CONTENT_TYPE, downloadFilename, listBundles, openBundleFile, showBundle } from './reads.ts';
-import { BundleDetail, BundleList, BundleListQuery } from './schemas.ts';
+import {
+  BUNDLE_CONTENT_TYPE,
+  deleteOwnBundle,
+  downloadFilename,
+  listBundles,
+  openBundleFile,
+  showBundle,
+} from './reads.ts';
+import { BundleDetail, BundleList, BundleListQuery, BundleSummary } from './schemas.ts';
 
 const READERS = ['support', 'admin', 'member'] as const;
 
@@ -58,5 +66,26 @@ export const bundleRoutes: FastifyPluginAsyncTypebox<SupportContext> = async (ap
         .header('content-disposition', `attachment; filename="${downloadFilename(file.bundle)}"`)
         .send(file.body);
     },
+  );
+
+  app.delete(
+    '/v1/support/bundles/:id',
+    {
+      config: { scope: 'bundles' },
+      schema: {
+        tags: ['support bundles'],
+        summary:
+          "Delete one of the tenant's bundles (admin; audited): its file leaves the object store and its findings go; the record stays, marked deleted. 410 bundle_deleted when it already was",
+        params: IdParams,
+        response: { 200: BundleSummary, ...ErrorResponses },
+      },
+    },
+    async (req) =>
+      deleteOwnBundle(ctx, requireTenantUser(req, ['admin']), req.params.id, (error) =>
+        req.log.warn(
+          { err: error, bundleId: req.params.id },
+          'bundle deleted; its object stays until the next sweep removes it',
+        ),
+      ),
   );
 };

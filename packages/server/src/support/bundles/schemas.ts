@@ -5,6 +5,15 @@ import { type Static, Type } from 'typebox';
 import { BeforeParam } from '../../kernel/pagination.ts';
 import type { BundleWithHost } from '../bundles-repository.ts';
 
+export const BundleDeletion = Type.Object({
+  at: Type.String({ description: 'when it was deleted' }),
+  reason: Type.Union([Type.Literal('admin'), Type.Literal('retention')], {
+    description: "admin: by the tenant's admin; retention: past the tenant's bundle retention",
+  }),
+  by: Type.String({ description: "the admin's user id, or `retention`" }),
+  by_email: Type.Union([Type.String(), Type.Null()], { description: "the admin's email; null for retention" }),
+});
+
 export const BundleSummary = Type.Object({
   bundle_id: Type.String(),
   tenant_id: Type.String(),
@@ -16,12 +25,16 @@ export const BundleSummary = Type.Object({
   uploaded_at: Type.String(),
   agent_version: Type.String(),
   trigger: Type.String(),
+  deleted: Type.Union([BundleDeletion, Type.Null()], {
+    description: 'set once the bundle was deleted: its file and findings are gone, this record stays',
+  }),
 });
 
+/** A deleted bundle's detail has neither object_key nor manifest: only the record of it. */
 export const BundleDetail = Type.Object({
   ...BundleSummary.properties,
-  object_key: Type.String(),
-  manifest: BundleManifest,
+  object_key: Type.Optional(Type.String()),
+  manifest: Type.Optional(BundleManifest),
 });
 
 export const BundleListQuery = Type.Object({
@@ -54,5 +67,14 @@ export function bundleSummary(row: BundleWithHost): Static<typeof BundleSummary>
     uploaded_at: row.uploaded_at,
     agent_version: manifest.agent_version,
     trigger: manifest.trigger,
+    deleted:
+      row.deleted_at == null
+        ? null
+        : {
+            at: row.deleted_at,
+            reason: row.deleted_reason === 'retention' ? 'retention' : 'admin',
+            by: row.deleted_by ?? '',
+            by_email: row.deleted_by_email,
+          },
   };
 }

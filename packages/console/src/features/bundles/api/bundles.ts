@@ -1,4 +1,4 @@
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../../lib/api-client.ts';
 
 export interface BundleFilters {
@@ -25,6 +25,28 @@ export function useBundle(id: string) {
     queryKey: ['bundle', id],
     queryFn: () => unwrap(api.GET('/v1/support/bundles/{id}', { params: { path: { id } } })),
   });
+}
+
+/**
+ * Deletes the bundle (admin): the answer is its record as it now is, marked deleted, which the
+ * bundle page shows at once; the list is read again.
+ */
+export function useDeleteBundle(id: string) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => unwrap(api.DELETE('/v1/support/bundles/{id}', { params: { path: { id } } })),
+    onSuccess: (deleted) => {
+      client.setQueryData(['bundle', id], deleted);
+      client.removeQueries({ queryKey: ['bundle-insights', id] });
+      return client.invalidateQueries({ queryKey: ['bundles'] });
+    },
+  });
+}
+
+/** Who deleted a bundle, and why, in a few words: "by ops@example.com" or "by retention". */
+export function deletedBy(deleted: { reason: 'admin' | 'retention'; by_email: string | null; by: string }): string {
+  if (deleted.reason === 'retention') return "by retention (older than the tenant's bundle retention)";
+  return `by ${deleted.by_email ?? deleted.by} (admin)`;
 }
 
 /** Where the browser downloads the bundle file (the session cookie authenticates the GET). */

@@ -1,18 +1,80 @@
 import { useParams } from 'react-router';
+import { ConfirmAction } from '../../../components/confirm-action.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
 import { Page } from '../../../components/page.tsx';
-import { BlockSkeleton, QueryStatus } from '../../../components/query-states.tsx';
+import { BlockSkeleton, QueryStatus, WriteError } from '../../../components/query-states.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
 import { formatBytes } from '../../../lib/bytes.ts';
-import { gated } from '../../auth/index.ts';
-import { bundleDownloadUrl, useBundle } from '../api/bundles.ts';
+import { gated, useCan } from '../../auth/index.ts';
+import { bundleDownloadUrl, deletedBy, useBundle, useDeleteBundle } from '../api/bundles.ts';
 import { Insights } from '../components/insights.tsx';
 
 const BACK = { label: 'Back to the list', to: '/support/bundles' };
 
+type Bundle = NonNullable<ReturnType<typeof useBundle>['data']>;
+
+/**
+ * A deleted bundle: the record that it existed and who deleted it, when and why — never its
+ * content (the server keeps no manifest, file or findings of it to show).
+ */
+function DeletedBundle({ b }: { b: Bundle & { deleted: NonNullable<Bundle['deleted']> } }) {
+  return (
+    <Page title={b.filename} back={BACK} description={`From ${b.hostname}`}>
+      <div className="notice warn" role="status">
+        <p>
+          <span className="badge danger">Deleted</span> <RelativeTime at={b.deleted.at} /> {deletedBy(b.deleted)}. Its
+          file and findings are gone; this record stays.
+        </p>
+      </div>
+      <section className="card" aria-labelledby="bundle-summary">
+        <h2 id="bundle-summary">Summary</h2>
+        <dl className="details">
+          <dt>Server</dt>
+          <dd>
+            {b.hostname} <span className="mono hint">{b.agent_id}</span>
+          </dd>
+          <dt>Tenant</dt>
+          <dd className="mono">{b.tenant_id}</dd>
+          <dt>Trigger</dt>
+          <dd className="mono">{b.trigger}</dd>
+          <dt>Agent version</dt>
+          <dd className="mono">{b.agent_version}</dd>
+          <dt>Uploaded</dt>
+          <dd>
+            <RelativeTime at={b.uploaded_at} />
+          </dd>
+          <dt>Deleted</dt>
+          <dd>
+            <RelativeTime at={b.deleted.at} /> {deletedBy(b.deleted)}
+          </dd>
+          <dt>File SHA-256</dt>
+          <dd className="mono">{b.sha256}</dd>
+        </dl>
+      </section>
+    </Page>
+  );
+}
+
+/** The admin's Delete, asked twice; the page then shows the bundle as deleted. */
+function DeleteBundle({ id }: { id: string }) {
+  const remove = useDeleteBundle(id);
+  return (
+    <>
+      <ConfirmAction
+        label="Delete"
+        question="Delete this bundle? Its file is removed from storage and its findings go; support staff see only that it was deleted, by you, now. This cannot be undone."
+        pending={remove.isPending}
+        onConfirm={() => remove.mutate()}
+      />
+      <WriteError error={remove.error} />
+    </>
+  );
+}
+
 function BundleDetail() {
   const { bundleId = '' } = useParams();
   const bundle = useBundle(bundleId);
+  const mayDelete = useCan('deleteBundles');
   if (!bundle.isSuccess)
     return (
       <Page title="Bundle" back={BACK}>
@@ -20,14 +82,19 @@ function BundleDetail() {
       </Page>
     );
   const b = bundle.data;
+  if (b.deleted) return <DeletedBundle b={{ ...b, deleted: b.deleted }} />;
   const m = b.manifest;
-  const download = (
-    <a className="button primary" href={bundleDownloadUrl(b.bundle_id)} download={b.filename}>
-      Download bundle ({formatBytes(b.size)})
-    </a>
+  if (!m) return null; // only a deleted bundle comes without its manifest
+  const actions = (
+    <>
+      <a className="button primary" href={bundleDownloadUrl(b.bundle_id)} download={b.filename}>
+        Download bundle ({formatBytes(b.size)})
+      </a>
+      {mayDelete && <DeleteBundle id={b.bundle_id} />}
+    </>
   );
   return (
-    <Page title={b.filename} back={BACK} actions={download} description={`From ${b.hostname}`}>
+    <Page title={b.filename} back={BACK} actions={actions} description={`From ${b.hostname}`}>
       <section className="card" aria-labelledby="bundle-summary">
         <h2 id="bundle-summary">Summary</h2>
         <dl className="details">

@@ -60,6 +60,12 @@ function BundlesList() {
                   <>
                     <Link to={b.bundle_id}>{b.filename}</Link>
                     <div className="mono hint">{b.bundle_id}</div>
+                    {b.deleted && (
+                      <div className="hint">
+                        <span className="badge danger">deleted</span> <RelativeTime at={b.deleted.at} />{' '}
+                        {b.deleted.reason === 'retention' ? 'by retention' : `by ${b.deleted.by_email ?? 'an admin'}`}
+                      </div>
+                    )}
                   </>
                 ),
               },

@@ -8,12 +8,14 @@ export function useRetention() {
   return useQuery({ queryKey: SETTINGS_KEY, queryFn: () => unwrap(api.GET('/v1/tenant/settings')) });
 }
 
-/** Days to keep the delivery log; null goes back to the server's default. */
-export function useUpdateRetention() {
+/** The tenant's retention settings: the webhook delivery log's and the support bundles'. */
+export type RetentionField = 'delivery_retention_days' | 'bundle_retention_days';
+
+/** Days to keep the delivery log or the bundles; null goes back to the default. */
+export function useUpdateRetention(field: RetentionField) {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (days: number | null) =>
-      unwrap(api.PATCH('/v1/tenant/settings', { body: { delivery_retention_days: days } })),
+    mutationFn: (days: number | null) => unwrap(api.PATCH('/v1/tenant/settings', { body: { [field]: days } })),
     onMutate: () => client.cancelQueries({ queryKey: SETTINGS_KEY }),
     onSuccess: (data) => client.setQueryData(SETTINGS_KEY, data),
   });
