@@ -10,6 +10,7 @@ export type AuditAction =
   | 'bundle.download'
   | 'bundle.insights'
   | 'bundle.lines'
+  | 'bundle.diff'
   | 'bundle_request.create'
   | 'bundle_request.denied'
   | 'tenant.settings'

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { systemFields } from './system-info.ts';
+
+test('a first-round system.json gives the fields it has, and none it lacks', () => {
+  const fields = systemFields({
+    agent_version: '0.1.0',
+    collected_at: '2026-11-21T10:00:00Z',
+    kernel: { release: '6.1.0-18-amd64', version: '#1 SMP', machine: 'x86_64' },
+    distro: { ID: 'debian', PRETTY_NAME: 'Debian GNU/Linux 12 (bookworm)' },
+    ebpf: { btf_present: true, unprivileged_bpf_disabled: 2, probe_status: { state: 'attached' } },
+    agent_log: { error_lines_last_24h: 3 },
+  });
+  assert.deepEqual(fields, {
+    agent_version: '0.1.0',
+    'kernel.release': '6.1.0-18-amd64',
+    distro: 'Debian GNU/Linux 12 (bookworm)',
+    'ebpf.btf_present': true,
+    'ebpf.unprivileged_bpf_disabled': 2,
+    'agent_log.error_lines_last_24h': 3,
+  });
+});
+
+test('second-round fields flatten to dotted names; a field not read is null', () => {
+  const fields = systemFields({
+    uptime: null,
+    memory: { total_bytes: 2048, available_bytes: 1024 },
+    disk: { log_dir: { path: '/var/log/guard', size_bytes: 10, free_bytes: 5, available_bytes: 4 }, state_dir: null },
+    time_sync: { synchronized: 'unknown', source: null, detail: 'none found' },
+    detectors: {
+      updated_at: null,
+      list: [
+        { name: 'exec', state: 'failed', reason: 'no BTF' },
+        { name: 'auth_log', state: 'running' },
+      ],
+    },
+    spool: { depth: 7, max: 10000 },
+  });
+  assert.deepEqual(fields, {
+    'uptime.booted_at': null,
+    'memory.total_bytes': 2048,
+    'memory.available_bytes': 1024,
+    'disk.log_dir.size_bytes': 10,
+    'disk.log_dir.available_bytes': 4,
+    'disk.state_dir.size_bytes': null,
+    'disk.state_dir.available_bytes': null,
+    'time_sync.synchronized': 'unknown',
+    'time_sync.source': null,
+    'detectors.exec': 'failed: no BTF',
+    'detectors.auth_log': 'running',
+    'spool.depth': 7,
+  });
+  assert.deepEqual(systemFields('not an object'), {});
+});
