@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { systemFields } from './system-info.ts';
+import { systemFieldChanged, systemFields } from './system-info.ts';
 
 test('a first-round system.json gives the fields it has, and none it lacks', () => {
   const fields = systemFields({
@@ -51,4 +51,15 @@ test('second-round fields flatten to dotted names; a field not read is null', ()
     'spool.depth': 7,
   });
   assert.deepEqual(systemFields('not an object'), {});
+});
+
+test('free memory and disk change only beyond a tenth; a boot time only beyond a minute; anything else on any difference', () => {
+  const GiB = 1024 ** 3;
+  assert.equal(systemFieldChanged('disk.log_dir.available_bytes', 57.5 * GiB, 57.4 * GiB), false);
+  assert.equal(systemFieldChanged('disk.log_dir.available_bytes', 10 * GiB, 1 * GiB), true);
+  assert.equal(systemFieldChanged('memory.available_bytes', 2 * GiB, null), true);
+  assert.equal(systemFieldChanged('memory.total_bytes', 2 * GiB, 2 * GiB - 1), true);
+  assert.equal(systemFieldChanged('uptime.booted_at', '2026-11-21T10:00:00Z', '2026-11-21T10:00:59Z'), false);
+  assert.equal(systemFieldChanged('uptime.booted_at', '2026-11-21T10:00:00Z', '2026-11-22T10:00:00Z'), true);
+  assert.equal(systemFieldChanged('spool.depth', 0, 1), true);
 });

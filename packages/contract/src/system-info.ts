@@ -183,9 +183,20 @@ export function systemFields(value: unknown): Record<string, SystemFieldValue> {
   return out;
 }
 
-/** Whether two values of one field differ (the boot time within BOOT_TIME_TOLERANCE_MS is the same). */
+/**
+ * Free memory and free disk move all the time: they count as changed only when they moved by
+ * more than this share of the larger value (57.5 → 57.4 GiB is the same; 10 → 1 GiB is not).
+ */
+export const AVAILABLE_BYTES_TOLERANCE = 0.1;
+
+/**
+ * Whether two values of one field differ: the boot time within BOOT_TIME_TOLERANCE_MS is the
+ * same boot, an `available_bytes` within AVAILABLE_BYTES_TOLERANCE the same level.
+ */
 export function systemFieldChanged(field: string, before: SystemFieldValue, after: SystemFieldValue): boolean {
   if (before === after) return false;
+  if (field.endsWith('available_bytes') && typeof before === 'number' && typeof after === 'number')
+    return Math.abs(before - after) > AVAILABLE_BYTES_TOLERANCE * Math.max(before, after);
   if (field === 'uptime.booted_at' && typeof before === 'string' && typeof after === 'string') {
     const gap = Math.abs(Date.parse(before) - Date.parse(after));
     return !(gap <= BOOT_TIME_TOLERANCE_MS);
