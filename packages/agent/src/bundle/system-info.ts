@@ -15,7 +15,6 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import type { CollectionError } from '@guard/contract/manifest';
 import type { FileSystemUse, SystemDetectorStatus, SystemInfo, TIME_SYNC_SOURCES } from '@guard/contract/system-info';
-import { SPOOL_MAX } from '../detect/store.ts';
 import { describeSystemError } from '../errors.ts';
 
 /** Where the host facts live; tests point these at fixture files. */
@@ -44,9 +43,6 @@ export const HOST_SOURCES: Required<SystemSources> = {
   timesyncDir: '/run/systemd/timesync',
   timeDaemonPidFiles: { chronyd: '/run/chrony/chronyd.pid', ntpd: '/run/ntpd.pid' },
 };
-
-/** The daemon's durable spool (detect/store.ts), read-only. */
-const SPOOL_DB = join('detect', 'state.db');
 
 /** The agent's eBPF probe writes its last status here, under state_dir. */
 export const PROBE_STATUS_FILE = 'probe-status.json';
@@ -142,8 +138,9 @@ export async function collectSystemInfo(
         ),
       }
     : null;
-  const spoolDb = join(input.stateDir, SPOOL_DB);
-  const spool = await attempt(spoolDb, () => readSpool(spoolDb));
+  // The daemon's durable spool (detect/store.ts), loaded only here: collect needs no more of detect/.
+  const { readSpool, STORE_FILE } = await import('../detect/index.ts');
+  const spool = await attempt(join(input.stateDir, STORE_FILE), async () => readSpool(input.stateDir) ?? null);
   return {
     info: {
       agent_version: input.agentVersion,
@@ -172,31 +169,6 @@ async function fileSystemUse(path: string): Promise<FileSystemUse> {
     free_bytes: Number(s.bfree) * unit,
     available_bytes: Number(s.bavail) * unit,
   };
-}
-
-/**
- * The spool's depth from the daemon's store, opened read-only (the daemon may be writing: WAL
- * lets a reader in). No store yet (the daemon never ran) is an empty spool, not an error.
- */
-async function readSpool(path: string): Promise<CollectedSystemInfo['spool']> {
-  try {
-    await stat(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  const { DatabaseSync } = await import('node:sqlite');
-  const db = new DatabaseSync(path, { readOnly: true });
-  try {
-    db.exec('PRAGMA busy_timeout = 2000');
-    const depth = Number((db.prepare('SELECT count(*) AS n FROM spool').get() as { n: number }).n);
-    const dropped = (db.prepare("SELECT value FROM meta WHERE key LIKE 'dropped:%'").all() as { value: string }[])
-      .map((r) => Number(r.value))
-      .reduce((a, b) => a + b, 0);
-    return { depth, max: SPOOL_MAX, ...(dropped > 0 ? { dropped } : {}) };
-  } finally {
-    db.close();
-  }
 }
 
 async function exists(path: string): Promise<boolean> {
