@@ -13,6 +13,7 @@ import type { UserPrincipal } from '../../auth/index.ts';
 import { ApiError, notFound } from '../../kernel/errors.ts';
 import type { ComparableBundle } from '../bundles-repository.ts';
 import type { SupportContext } from '../context.ts';
+import { findReadable } from './reads.ts';
 
 export const MEMBER_CHANGES = ['added', 'removed', 'changed', 'same'] as const;
 export type MemberChange = (typeof MEMBER_CHANGES)[number];
@@ -130,7 +131,9 @@ export async function diffBundle(
   id: string,
   againstId: string | undefined,
 ): Promise<BundleDiff> {
-  const bundle = await ctx.bundles.comparable(user.role === 'support' ? null : user.tenantId, id);
+  // Whoever may read the bundle may compare it: the reads' own rule, then its analysis.
+  const readable = await findReadable(ctx, user, id);
+  const bundle = await ctx.bundles.comparable(readable.tenant_id, readable.id);
   if (!bundle) throw notFound('bundle');
   if (againstId === id)
     throw new ApiError(422, 'same_bundle', 'against names this bundle itself: name another bundle to compare with');
