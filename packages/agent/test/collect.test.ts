@@ -3,12 +3,14 @@
 // home built in a temp directory, and reads the bundle back with GNU tar (and verifyBundle).
 
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statfsSync } from 'node:fs';
 import { chmod, lstat, mkdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BundleManifest } from '@guard/contract';
+import { firstFault } from '@guard/contract/schema-check';
+import { SystemInfo } from '@guard/contract/system-info';
 import { readBundle, verifyBundle } from '../src/bundle/read-archive.ts';
 import {
   AGENT_VERSION,
@@ -357,6 +359,21 @@ describe('collect of a typical agent home', { concurrency: true }, () => {
   it('counts only ERROR-level lines of the last 24 hours of agent.log in system.json', () => {
     const system = JSON.parse(bundle.texts.get('system.json') ?? 'null');
     assert.equal(system.agent_log.error_lines_last_24h, 3);
+  });
+
+  it('adds uptime, memory, the file systems of the log and state directories and time sync to system.json', () => {
+    const system = JSON.parse(bundle.texts.get('system.json') ?? 'null');
+    assert.equal(firstFault(SystemInfo, system), undefined);
+    assert.equal(system.memory.total_bytes, os.totalmem());
+    assert.ok(system.uptime.seconds > 0 && Math.abs(system.uptime.seconds - os.uptime()) < 120);
+    const fs = statfsSync(home.stateDir);
+    assert.equal(system.disk.state_dir.path, home.stateDir);
+    assert.equal(system.disk.state_dir.size_bytes, fs.blocks * fs.bsize);
+    assert.equal(system.disk.log_dir.path, dirname(home.logPath));
+    assert.ok(['systemd-timesyncd', 'chronyd', 'ntpd', null].includes(system.time_sync.source));
+    // This probe status is not the daemon's (no detectors list), and no daemon ever spooled here.
+    assert.equal(system.detectors, null);
+    assert.equal(system.spool, null);
   });
 });
 

@@ -260,6 +260,10 @@ describe('guard-agent daemon detects events on this host and they arrive as sign
       JSON.stringify(detectors),
     );
     assert.equal(typeof system.ebpf.probe_status.spool_depth, 'number');
+    // The same detectors at the top level, and the spool read from the daemon's own store while
+    // it runs: every signal so far was delivered, so nothing waits.
+    assert.deepEqual(system.detectors.list, detectors);
+    assert.deepEqual(system.spool, { depth: 0, max: 10_000 });
     assert.match((members.get('agent.log') as Buffer).toString('utf8'), /msg="detector auth_log running"/);
   });
 

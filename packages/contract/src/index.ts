@@ -5,4 +5,5 @@ export * from './insights.ts';
 export * from './manifest.ts';
 export * from './retry-after.ts';
 export * from './schema-check.ts';
+export * from './system-info.ts';
 export * from './wire.ts';

@@ -149,6 +149,7 @@ class CollectRun {
     const { info, errors } = await collectSystemInfo({
       agentVersion: this.options.agentVersion,
       stateDir: config.stateDir,
+      logPath: config.logPath,
       errorLines24h: agentLog ? agentLog.errorLines : null,
       now: this.generatedAt,
       sources: this.options.sources,

@@ -11,3 +11,4 @@ export {
   STATUS_FILE,
 } from './detection.ts';
 export { DETECTION_TYPES, type DetectionType, type SignalBody } from './signals.ts';
+export { readSpool, SPOOL_MAX, STORE_FILE } from './store.ts';

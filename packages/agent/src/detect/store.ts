@@ -8,7 +8,7 @@
 // restart neither sends a signal twice nor misses a line: either both were kept or neither.
 
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import type { SignalBody } from './signals.ts';
@@ -33,6 +33,30 @@ export interface Changes {
   files?: [path: string, baseline: FileBaseline | null][];
   signals?: SignalBody[];
   meta?: [key: string, value: string][];
+}
+
+/** The store's file under state_dir. */
+export const STORE_FILE = join('detect', 'state.db');
+
+/**
+ * What waits in the spool, read without the daemon (support-bundle collect's system.json): the
+ * store opened read-only (WAL lets a reader in while the daemon writes). undefined when there
+ * is no store (the daemon never ran).
+ */
+export function readSpool(stateDir: string): { depth: number; max: number; dropped?: number } | undefined {
+  const path = join(stateDir, STORE_FILE);
+  if (!existsSync(path)) return undefined;
+  const db = new DatabaseSync(path, { readOnly: true });
+  try {
+    db.exec('PRAGMA busy_timeout = 2000');
+    const depth = Number((db.prepare('SELECT count(*) AS n FROM spool').get() as { n: number }).n);
+    const dropped = (db.prepare("SELECT value FROM meta WHERE key LIKE 'dropped:%'").all() as { value: string }[])
+      .map((r) => Number(r.value))
+      .reduce((a, b) => a + b, 0);
+    return { depth, max: SPOOL_MAX, ...(dropped > 0 ? { dropped } : {}) };
+  } finally {
+    db.close();
+  }
 }
 
 export class DetectionStore {
@@ -99,9 +123,8 @@ export class DetectionStore {
   }
 
   static open(stateDir: string): DetectionStore {
-    const dir = join(stateDir, 'detect');
-    mkdirSync(dir, { recursive: true, mode: 0o750 });
-    return new DetectionStore(new DatabaseSync(join(dir, 'state.db')));
+    mkdirSync(join(stateDir, 'detect'), { recursive: true, mode: 0o750 });
+    return new DetectionStore(new DatabaseSync(join(stateDir, STORE_FILE)));
   }
 
   close(): void {

@@ -5128,6 +5128,89 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/support/bundles/{id}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Compare a bundle with another of its tenant (default: the same server's previous one): members, findings, system.json fields (audited) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description another bundle of the same tenant; default: the same server's previous bundle */
+                    against?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bundle_id: string;
+                            /** @description the bundle compared with (the earlier side) */
+                            against: string;
+                            against_uploaded_at: string;
+                            /** @description every member of either bundle but the manifest, by name */
+                            members: {
+                                name: string;
+                                change: "added" | "removed" | "changed" | "same";
+                            }[];
+                            findings: {
+                                /** @description finding codes of this bundle that `against` has not */
+                                new: string[];
+                                /** @description finding codes of `against` that this bundle has not */
+                                resolved: string[];
+                            };
+                            /** @description system.json's fields that differ (only fields both bundles report); null when either bundle's system.json was not read */
+                            system_changes: {
+                                /** @description dotted name, e.g. kernel.release, detectors.exec, spool.depth */
+                                field: string;
+                                before: string | number | boolean | null;
+                                after: string | number | boolean | null;
+                            }[] | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/support/bundles/{id}/download": {
         parameters: {
             query?: never;

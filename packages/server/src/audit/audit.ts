@@ -12,6 +12,7 @@ export type AuditAction =
   | 'bundle.lines'
   | 'bundle.delete'
   | 'bundle.expire'
+  | 'bundle.diff'
   | 'bundle_request.create'
   | 'bundle_request.denied'
   | 'tenant.settings'

@@ -10,6 +10,19 @@ import { beforeFilter, type PageRequest } from '../kernel/pagination.ts';
 /** A bundle with the hostname its agent reported at enrolment, and the email of the admin who deleted it. */
 export type BundleWithHost = BundleTable & { hostname: string; deleted_by_email: string | null };
 
+/** What the bundle diff reads of one bundle: its manifest and its analysis. */
+export interface ComparableBundle {
+  id: string;
+  tenant_id: string;
+  agent_id: string;
+  uploaded_at: string;
+  manifest: string;
+  /** null: no analysis row (it is queued at register, so only for a bundle being registered). */
+  insight_state: string | null;
+  findings: string | null;
+  summary: string | null;
+}
+
 /** Filters of the console's bundle list; times in toISOString() form. */
 export interface BundleFilter {
   agentId?: string;
@@ -94,6 +107,42 @@ export class BundlesRepository {
     let query = this.#withHost().where('bundles.id', '=', id);
     if (tenantId !== null) query = query.where('bundles.tenant_id', '=', tenantId);
     return query.executeTakeFirst();
+  }
+
+  /** A bundle not deleted, with its analysis; tenantId null finds it in any tenant (support staff). */
+  async comparable(tenantId: string | null, id: string): Promise<ComparableBundle | undefined> {
+    let query = this.#comparable().where('bundles.id', '=', id).where('bundles.deleted_at', 'is', null);
+    if (tenantId !== null) query = query.where('bundles.tenant_id', '=', tenantId);
+    return query.executeTakeFirst();
+  }
+
+  /** The same server's bundle, not deleted, uploaded just before this one (uploaded_at, then id, as the list orders). */
+  async previousOf(bundle: ComparableBundle): Promise<ComparableBundle | undefined> {
+    return this.#comparable()
+      .where('bundles.deleted_at', 'is', null)
+      .where('bundles.tenant_id', '=', bundle.tenant_id)
+      .where('bundles.agent_id', '=', bundle.agent_id)
+      .where(beforeFilter('bundles.uploaded_at', 'bundles.id', { at: bundle.uploaded_at, id: bundle.id }))
+      .orderBy('bundles.uploaded_at', 'desc')
+      .orderBy('bundles.id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  #comparable() {
+    return this.#db
+      .selectFrom('bundles')
+      .leftJoin('bundle_insights', 'bundle_insights.bundle_id', 'bundles.id')
+      .select([
+        'bundles.id',
+        'bundles.tenant_id',
+        'bundles.agent_id',
+        'bundles.uploaded_at',
+        'bundles.manifest',
+        'bundle_insights.state as insight_state',
+        'bundle_insights.findings',
+        'bundle_insights.summary',
+      ]);
   }
 
   #withHost() {

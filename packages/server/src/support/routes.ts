@@ -1,7 +1,7 @@
 // Support bundles (DESIGN §4, §6): intake from agents, then reads for support staff and the
 // tenant's people (every read audited). One router per resource:
 //   intake/    POST /v1/support/bundle/upload-url, POST /v1/support/bundle/register (agent key)
-//   bundles/   GET  /v1/support/bundles[/{id}[/download]]
+//   bundles/   GET  /v1/support/bundles[/{id}[/download|/diff]]
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Db } from '../db/index.ts';

@@ -4,7 +4,7 @@
 // then sorted by severity. Pure: no IO, no clock.
 
 import type { BundleManifest, Evidence, Finding, FindingSeverity } from '@guard/contract';
-import { AGENT_LOG_MEMBER, MANIFEST_MEMBER, SYSTEM_MEMBER } from '@guard/contract';
+import { AGENT_LOG_MEMBER, MANIFEST_MEMBER, SYSTEM_MEMBER, type SystemFieldValue, systemFields } from '@guard/contract';
 import type { LogStats } from '../log-scan.ts';
 import type { ArchiveFacts } from '../read-archive.ts';
 
@@ -14,6 +14,11 @@ export interface InsightSummary {
   kernel_release: string | null;
   /** Error message keys (messageKey) of every log member read, with the message as shown. */
   error_messages: Record<string, string>;
+  /**
+   * system.json's compared fields (contract systemFields), for the bundle diff; absent when the
+   * bundle has no readable system.json, or was analysed before the summary kept them.
+   */
+  system?: Record<string, SystemFieldValue>;
 }
 
 export interface FindingContext {
@@ -132,7 +137,12 @@ export function analyzerInput(facts: ArchiveFacts, ctx: FindingContext): Analyze
     agentLog: facts.logs.get(AGENT_LOG_MEMBER),
     system,
     kernel,
-    summary: { agent_version: ctx.manifest.agent_version, kernel_release: kernel, error_messages: messages },
+    summary: {
+      agent_version: ctx.manifest.agent_version,
+      kernel_release: kernel,
+      error_messages: messages,
+      ...(facts.system ? { system: systemFields(facts.system.value) } : {}),
+    },
     firstLines,
     inManifest: (needle) => evidence(MANIFEST_MEMBER, lineOf(facts.manifestText, needle)),
     inSystem: (needle) => evidence(SYSTEM_MEMBER, lineOf(systemText, needle)),

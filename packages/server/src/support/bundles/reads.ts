@@ -36,7 +36,8 @@ export async function listBundles(ctx: SupportContext, user: UserPrincipal, quer
   };
 }
 
-async function findReadable(ctx: SupportContext, user: UserPrincipal, id: string): Promise<BundleWithHost> {
+/** The bundle if this user may read it (the one access rule of every bundle read), else 404. */
+export async function findReadable(ctx: SupportContext, user: UserPrincipal, id: string): Promise<BundleWithHost> {
   const row = await ctx.bundles.find(readerScope(user), id);
   if (!row) throw notFound('bundle');
   return row;

@@ -1,10 +1,12 @@
 // Bundle reads (audited): support staff across tenants, a tenant's admins and members their own.
 // Deletion: the tenant's admins, of their own tenant's bundles (audited; deletion.ts).
+// The diff of two bundles is in diff.ts.
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { requireTenantUser, requireUser } from '../../auth/index.ts';
 import { ErrorResponses, IdParams } from '../../kernel/route-schemas.ts';
 import type { SupportContext } from '../context.ts';
+import { BundleDiff, BundleDiffQuery, diffBundle } from './diff.ts';
 import {
   BUNDLE_CONTENT_TYPE,
   deleteOwnBundle,
@@ -44,6 +46,22 @@ export const bundleRoutes: FastifyPluginAsyncTypebox<SupportContext> = async (ap
       },
     },
     async (req) => showBundle(ctx, requireUser(req, READERS), req.params.id),
+  );
+
+  app.get(
+    '/v1/support/bundles/:id/diff',
+    {
+      config: { scope: 'bundles' },
+      schema: {
+        tags: ['support bundles'],
+        summary:
+          "Compare a bundle with another of its tenant (default: the same server's previous one): members, findings, system.json fields (audited)",
+        params: IdParams,
+        querystring: BundleDiffQuery,
+        response: { 200: BundleDiff, ...ErrorResponses },
+      },
+    },
+    async (req) => diffBundle(ctx, requireUser(req, READERS), req.params.id, req.query.against),
   );
 
   app.get(

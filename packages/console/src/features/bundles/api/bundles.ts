@@ -109,3 +109,18 @@ export function evidencePath(bundleId: string, member: string, line: number | un
   const q = new URLSearchParams({ member, line: String(line ?? 1) });
   return `/support/bundles/${encodeURIComponent(bundleId)}/lines?${q}`;
 }
+
+/**
+ * The diff of this bundle with another (default: the same server's previous one), asked for
+ * only when the person opens the comparison. A 409/422 (nothing to compare with, analysis
+ * still running) is an answer to show, not a failure to retry.
+ */
+export function useBundleDiff(id: string, against: string | undefined, enabled: boolean) {
+  return useQuery({
+    queryKey: ['bundle-diff', id, against ?? null],
+    queryFn: () =>
+      unwrap(api.GET('/v1/support/bundles/{id}/diff', { params: { path: { id }, query: against ? { against } : {} } })),
+    enabled,
+    retry: false,
+  });
+}

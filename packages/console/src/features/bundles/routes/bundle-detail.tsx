@@ -7,6 +7,7 @@ import { RelativeTime } from '../../../components/relative-time.tsx';
 import { formatBytes } from '../../../lib/bytes.ts';
 import { gated, useCan } from '../../auth/index.ts';
 import { bundleDownloadUrl, deletedBy, useBundle, useDeleteBundle } from '../api/bundles.ts';
+import { BundleComparison } from '../components/bundle-diff.tsx';
 import { Insights } from '../components/insights.tsx';
 
 const BACK = { label: 'Back to the list', to: '/support/bundles' };
@@ -124,6 +125,8 @@ function BundleDetail() {
       </section>
 
       <Insights bundleId={b.bundle_id} />
+
+      <BundleComparison bundleId={b.bundle_id} />
 
       <section aria-labelledby="bundle-contents">
         <h2 id="bundle-contents">Contents</h2>
