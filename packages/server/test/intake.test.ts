@@ -137,6 +137,7 @@ describe('bundle intake: presign, PUT, register', () => {
       uploaded_at: reg.json.uploaded_at,
       agent_version: '0.1.0',
       trigger: 'cli',
+      deleted: null,
     };
     const list = await api(server.url, 'GET', '/v1/support/bundles', { token: server.supportToken });
     assert.equal(list.status, 200, list.text);

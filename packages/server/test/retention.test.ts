@@ -67,6 +67,10 @@ describe('the retention setting of a tenant', () => {
     assert.equal(res.status, 200, res.text);
     assert.deepEqual(res.json, {
       allow_support_collection: false,
+      bundle_retention_days: 90,
+      bundle_retention_default_days: 90,
+      bundle_retention_is_default: true,
+      bundle_retention_max_days: 365,
       require_mfa: false,
       sso_only: false,
       delivery_retention_days: 30,
