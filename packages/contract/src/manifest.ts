@@ -12,6 +12,10 @@ import { Sha256Hex } from './wire.ts';
 const MEMBER_NAME_PATTERN = `^(?!${MANIFEST_MEMBER.replaceAll('.', '\\.')}$)[A-Za-z0-9._-]{1,255}$`;
 const Count = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
 
+/** What `collect --obfuscate` replaces with tokens `<kind>-<n>` (DESIGN §4, bundles, second round). */
+export const OBFUSCATION_KINDS = ['host', 'ip', 'user', 'email'] as const;
+export type ObfuscationKind = (typeof OBFUSCATION_KINDS)[number];
+
 export const ManifestMember = {
   type: 'object',
   required: ['name', 'size', 'sha256'],
@@ -87,6 +91,21 @@ export const BundleManifest = {
       items: CollectionError,
       description: 'sources that could not be collected; the bundle was built without them',
     },
+    obfuscation: {
+      type: 'object',
+      required: ['kinds', 'values'],
+      properties: {
+        kinds: {
+          type: 'array',
+          items: { type: 'string', enum: [...OBFUSCATION_KINDS] },
+          description: 'the kinds of value replaced by tokens (host, ip, user, email)',
+        },
+        values: { ...Count, description: 'distinct values replaced: the entries of the private map' },
+      },
+      description:
+        'present only in a bundle collected with --obfuscate (DESIGN §4, bundles, second round); ' +
+        'the map from tokens to originals stays beside the bundle, never inside it',
+    },
   },
 } as const;
 export type BundleManifest = Static<typeof BundleManifest>;
@@ -114,6 +133,9 @@ const MUST_BE: Record<string, string> = {
   'redaction.members': 'an object of non-negative integers',
   'redaction.extra_keys': 'an array of strings',
   collection_errors: 'an array of {source, message}',
+  obfuscation: 'an object {kinds, values}',
+  'obfuscation.kinds': `an array of ${OBFUSCATION_KINDS.join(', ')}`,
+  'obfuscation.values': 'a non-negative integer',
 };
 
 /**

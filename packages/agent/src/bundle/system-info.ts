@@ -13,12 +13,17 @@ export interface SystemSources {
   osRelease: string;
   btfVmlinux: string;
   unprivilegedBpfDisabled: string;
+  /** hosts(5) and passwd(5): the host's own names for `collect --obfuscate` (known-names.ts). */
+  etcHosts?: string;
+  etcPasswd?: string;
 }
 
 export const HOST_SOURCES: SystemSources = {
   osRelease: '/etc/os-release',
   btfVmlinux: '/sys/kernel/btf/vmlinux',
   unprivilegedBpfDisabled: '/proc/sys/kernel/unprivileged_bpf_disabled',
+  etcHosts: '/etc/hosts',
+  etcPasswd: '/etc/passwd',
 };
 
 /** The agent's eBPF probe writes its last status here, under state_dir. */
