@@ -105,7 +105,7 @@ function buildPatterns(known: KnownNames): Patterns {
     ipv4: new RegExp(`(?<![A-Za-z0-9.])${OCTET}(?:\\.${OCTET}){3}(?![0-9]|\\.[0-9])`, 'g'),
     ipv6Hint: /:[0-9A-Fa-f]{0,4}:/g,
     phrase:
-      /(?<![A-Za-z0-9_])(?:for (?:invalid user )?(?<a>[A-Za-z_][A-Za-z0-9._-]*)(?= from )|(?:for|from|[Ii]nvalid) user (?<b>[A-Za-z_][A-Za-z0-9._-]*))/g,
+      /(?<![A-Za-z0-9_])(?:for (?:invalid user )?(?<a>[A-Za-z_\x80-\xff][A-Za-z0-9._\x80-\xff-]*)(?= from )|(?:for|from|[Ii]nvalid) user (?<b>[A-Za-z_\x80-\xff][A-Za-z0-9._\x80-\xff-]*))/g,
     known: names.length > 0 ? new RegExp(`(?<![${NAME}])(?:${names.join('|')})(?![A-Za-z0-9_\\-])`, 'g') : undefined,
   };
 }
@@ -136,7 +136,8 @@ const MAX_KEY_LENGTH = Math.max(...HOST_KEYS.map((k) => k.length), ...USER_KEYS.
 const EMAIL_LOCAL_CHAR = charClass('._%+-');
 const DOMAIN_CHAR = charClass('.-');
 const HOST_VALUE_CHAR = charClass('._-');
-const USER_VALUE_CHAR = charClass('._@+%-');
+/** A user name may be UTF-8 (bytes 0x80–0xff in latin1 text); an address or host name may not. */
+const USER_VALUE_CHAR = charClass(`._@+%-${String.fromCharCode(...Array.from({ length: 128 }, (_, i) => 128 + i))}`);
 /** The longest IPv6 address (45 chars, IPv4 tail included) with a few trailing `:` or `.`. */
 const MAX_IPV6_CANDIDATE = 48;
 const EMAIL = /^[^@]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$/;

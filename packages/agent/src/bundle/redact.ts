@@ -89,14 +89,18 @@ function jsonKeyName(raw: string, escaped: boolean): string {
 export interface LineRedaction {
   line: string;
   masked: number;
-  /** The key of each value masked, in order (a value run on from a line before keeps its key). */
+}
+
+/** A line's redaction with the key of each value masked, in order (for `collect --preview`). */
+export interface KeyedLineRedaction extends LineRedaction {
+  /** A value run on from a line before keeps the key that opened it. */
   keys: string[];
 }
 
 /** Redacts one line (no newline inside). Pure; the unit of the golden and property tests. */
 export function redactLine(text: string, rules: KeyRules = NO_EXTRA_KEYS): LineRedaction {
-  const { line, masked, keys } = redactLineIn(text, rules, undefined);
-  return { line, masked, keys };
+  const { line, masked } = redactLineIn(text, rules, undefined);
+  return { line, masked };
 }
 
 /** The quote that opened a value: `"`, `'`, or `\"` for a string written inside a string. */
@@ -132,7 +136,7 @@ function redactLineIn(
   text: string,
   rules: KeyRules,
   open: OpenValue | undefined,
-): LineRedaction & { open: OpenValue | undefined } {
+): KeyedLineRedaction & { open: OpenValue | undefined } {
   // A CRLF line's CR belongs to no value: an unterminated quoted secret must not eat it.
   const cr = text.endsWith('\r');
   const line = cr ? text.slice(0, -1) : text;
@@ -208,7 +212,7 @@ function applyEdits(
   cr: boolean,
   edits: Edit[],
   open: OpenValue | undefined,
-): LineRedaction & { open: OpenValue | undefined } {
+): KeyedLineRedaction & { open: OpenValue | undefined } {
   edits.sort((a, b) => a.start - b.start || b.end - a.end);
   let out = '';
   let copied = 0;
@@ -633,7 +637,7 @@ export class LineRedactor {
   }
 
   /** Redacts one line (latin1, no newline). */
-  redact(text: string): LineRedaction {
+  redact(text: string): KeyedLineRedaction {
     const { line, masked, keys, open } = redactLineIn(text, this.rules, this.open);
     this.openLines = open === undefined ? 0 : this.openLines + 1;
     this.open = this.openLines > MAX_VALUE_LINES ? undefined : open;
