@@ -19,7 +19,7 @@ export interface ManifestInput {
 }
 
 /**
- * Builds BUNDLE-MANIFEST.json exactly as the contract (DESIGN §3) lays it out. Two additions
+ * Builds BUNDLE-MANIFEST.json exactly as the contract (DESIGN §3) lays it out. Three additions
  * appear only when they apply: request_id (DESIGN §4, a console_push bundle),
  * redaction.extra_keys when the operator configured extra keys, and obfuscation (DESIGN §4,
  * bundles, second round) in a bundle collected with --obfuscate.
