@@ -179,7 +179,13 @@ function fromLatin1(s: string): string {
 export class Obfuscator {
   private readonly patterns: Patterns;
   private readonly knownHosts: ReadonlySet<string>;
-  private readonly tokens = new Map<string, string>();
+  /** Per kind: the value as compared → its token. */
+  private readonly tokens: Record<ObfuscationKind, Map<string, string>> = {
+    host: new Map(),
+    ip: new Map(),
+    user: new Map(),
+    email: new Map(),
+  };
   private readonly originals = new Map<string, string>();
   private readonly counters: Record<ObfuscationKind, number> = { host: 0, ip: 0, user: 0, email: 0 };
   /** Occurrences replaced, all kinds together. */
@@ -204,12 +210,13 @@ export class Obfuscator {
 
   /** The token of `value` (latin1) of this kind, a new one when it was not seen before. */
   tokenFor(kind: ObfuscationKind, value: string): string {
-    const norm = kind === 'user' ? value : value.toLowerCase();
-    const key = `${kind}\0${norm}`;
-    let token = this.tokens.get(key);
+    const tokens = this.tokens[kind];
+    // IPv4 has no case; the other kinds but user names compare without it.
+    const norm = kind === 'user' || (kind === 'ip' && !value.includes(':')) ? value : value.toLowerCase();
+    let token = tokens.get(norm);
     if (token === undefined) {
       token = `${kind}-${++this.counters[kind]}`;
-      this.tokens.set(key, token);
+      tokens.set(norm, token);
       this.originals.set(token, fromLatin1(value));
     }
     return token;
@@ -234,7 +241,9 @@ export class Obfuscator {
     let end = 0;
     for (const c of candidates) {
       if (c.start < end) continue;
-      found.push({ ...c, token: this.tokenFor(c.kind, text.slice(c.start, c.end)) });
+      const f = c as Found;
+      f.token = this.tokenFor(c.kind, text.slice(c.start, c.end));
+      found.push(f);
       end = c.end;
     }
     return found;
