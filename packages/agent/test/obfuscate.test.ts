@@ -28,6 +28,7 @@ import {
   TempDirs,
   useCompileCache,
 } from './harness.ts';
+import { apiGet, enrollArgs, type Loose, runAgent, startGuardServer, uploadArgs } from './upload-harness.ts';
 
 const dirs = new TempDirs();
 before(async () => useCompileCache(await dirs.make('node-compile-cache')));
@@ -243,5 +244,46 @@ describe('support-bundle reveal', () => {
     const noFlag = await runWithInput(['support-bundle', 'reveal'], 'x');
     assert.equal(noFlag.code, 1);
     assert.match(noFlag.stderr, /--map/);
+  });
+});
+
+describe('an obfuscated bundle and the real guard-server', () => {
+  it('uploads; the service keeps the manifest with its obfuscation field; the map never leaves the host', async () => {
+    const gs = await startGuardServer(await dirs.make('obf-server'));
+    try {
+      const home = await fixtureHome('obf-upload');
+      const tokenFile = join(home.root, 'token');
+      await writeFile(tokenFile, `${gs.setup.enroll_token}\n`);
+      const enrolled = await runAgent(enrollArgs(home, gs.url, tokenFile));
+      assert.equal(enrolled.code, 0, describeRun(enrolled));
+      const out = join(home.root, 'out', 'b.tar.zst');
+      const collected = await runCli([...collectArgs(home, out), '--obfuscate']);
+      assert.equal(collected.code, 0, describeRun(collected));
+      const before = gs.requests.length;
+      const uploaded = await runAgent(uploadArgs(home, out));
+      assert.equal(uploaded.code, 0, describeRun(uploaded));
+      const id = /^bundle_id=(\S+)$/m.exec(uploaded.stdout)?.[1];
+      assert.ok(id, uploaded.stdout);
+      // Three calls, the bundle's bytes only: nothing else is sent.
+      assert.equal(gs.requests.length - before, 3);
+      const detail = await apiGet(`${gs.url}/v1/support/bundles/${id}`, gs.setup.support_token as string);
+      assert.equal(detail.status, 200);
+      const body = (await detail.json()) as Loose;
+      const map = JSON.parse(await readFile(`${out}.map.json`, 'utf8'));
+      assert.deepEqual(body.manifest.obfuscation, {
+        kinds: ['host', 'ip', 'user', 'email'],
+        values: Object.keys(map).length,
+      });
+      // The manifest the service keeps names no original value (whole words: a short host
+      // name may well occur inside a random id).
+      const served = JSON.stringify(body.manifest);
+      for (const original of ORIGINALS)
+        assert.doesNotMatch(
+          served,
+          new RegExp(`(?<![A-Za-z0-9])${original.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9])`),
+        );
+    } finally {
+      await gs.close();
+    }
   });
 });
