@@ -398,7 +398,21 @@ export class ObfuscateStream extends Transform {
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
-    const buf = this.carry.length > 0 ? Buffer.concat([this.carry, chunk]) : chunk;
+    let buf = chunk;
+    if (this.carry.length > 0) {
+      // Finish the carried line with the head of this chunk and copy only that line; the rest
+      // of the chunk is processed in place (no copy of the whole chunk).
+      const nl = buf.indexOf(10);
+      if (nl < 0 && this.carry.length + buf.length <= MAX_CARRY_BYTES) {
+        this.carry = Buffer.concat([this.carry, buf]);
+        done();
+        return;
+      }
+      const head = nl < 0 ? buf.length : nl + 1;
+      this.process(Buffer.concat([this.carry, buf.subarray(0, head)]));
+      this.carry = Buffer.alloc(0);
+      buf = buf.subarray(head);
+    }
     const lastNl = buf.lastIndexOf(10);
     if (lastNl < 0 && buf.length <= MAX_CARRY_BYTES) {
       this.carry = Buffer.from(buf);
@@ -407,6 +421,7 @@ export class ObfuscateStream extends Transform {
     }
     const end = lastNl < 0 ? buf.length : lastNl + 1;
     this.process(buf.subarray(0, end));
+    // Copied, so the carry does not pin the whole chunk it came from.
     this.carry = end < buf.length ? Buffer.from(buf.subarray(end)) : Buffer.alloc(0);
     done();
   }
