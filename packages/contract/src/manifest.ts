@@ -4,17 +4,13 @@
 // Plain JSON Schema typed by TypeBox's Static, as in wire.ts.
 
 import type { Static } from 'typebox';
-import { BUNDLE_TRIGGERS, BUNDLE_VERSION, MANIFEST_MEMBER } from './bundle.ts';
+import { BUNDLE_TRIGGERS, BUNDLE_VERSION, MANIFEST_MEMBER, OBFUSCATION_KINDS } from './bundle.ts';
 import { copyDeclared, type FieldPath, fieldName, firstFault } from './schema-check.ts';
 import { Sha256Hex } from './wire.ts';
 
 /** A member name: a plain file name, and not the manifest's own. */
 const MEMBER_NAME_PATTERN = `^(?!${MANIFEST_MEMBER.replaceAll('.', '\\.')}$)[A-Za-z0-9._-]{1,255}$`;
 const Count = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
-
-/** What `collect --obfuscate` replaces with tokens `<kind>-<n>` (DESIGN §4, bundles, second round). */
-export const OBFUSCATION_KINDS = ['host', 'ip', 'user', 'email'] as const;
-export type ObfuscationKind = (typeof OBFUSCATION_KINDS)[number];
 
 export const ManifestMember = {
   type: 'object',

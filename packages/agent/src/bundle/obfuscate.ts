@@ -29,7 +29,7 @@
 
 import { isIP, isIPv6 } from 'node:net';
 import { Transform, type TransformCallback } from 'node:stream';
-import { OBFUSCATION_KINDS, type ObfuscationKind } from '@guard/contract/manifest';
+import { OBFUSCATION_KINDS, type ObfuscationKind } from '@guard/contract/bundle';
 
 export { OBFUSCATION_KINDS, type ObfuscationKind };
 
