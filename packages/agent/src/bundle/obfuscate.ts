@@ -249,14 +249,13 @@ export class Obfuscator {
     return found;
   }
 
-  /** `text` with every value found replaced by its token; `onFound` sees each one. */
-  obfuscate(text: string, onFound?: (found: Found) => void): string {
+  /** `text` with every value found replaced by its token. */
+  obfuscate(text: string): string {
     const found = this.find(text);
     if (found.length === 0) return text;
     let out = '';
     let copied = 0;
     for (const f of found) {
-      onFound?.(f);
       out += text.slice(copied, f.start) + f.token;
       copied = f.end;
     }
