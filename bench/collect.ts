@@ -13,6 +13,9 @@
 //      the largest process of the tree, CPU s); reports medians. A second, info-only baseline
 //      also rewrites the members with a hit (sed, gzip -6), as collect does. CPU seconds and the
 //      CPU other processes used meanwhile are printed: wall times mean little on a busy machine.
+//      `collect --obfuscate` is timed in the same rotation (REPS times, median) and reported
+//      beside the plain figure, as a ratio to the same baseline (info: no goal of its own; it
+//      rewrites every segment, so the baseline+redact row is the closer comparison).
 //   3. Runs collect once on the 1 GiB home: its peak RSS must match the 180 MiB one.
 //   4. Prints the table and the goals with PASS/MISS. Exits 0 whatever the goals say; non-zero
 //      only when a command fails.
@@ -511,8 +514,8 @@ function machineBusySeconds(): number {
   return (user + nice + system + irq + softirq + steal) / 100;
 }
 
-function collectArgv(home: string, out: string): string[] {
-  return [BIN, '--config', join(home, 'agent.yaml'), 'support-bundle', 'collect', '--out', out];
+function collectArgv(home: string, out: string, extra: string[] = []): string[] {
+  return [BIN, '--config', join(home, 'agent.yaml'), 'support-bundle', 'collect', '--out', out, ...extra];
 }
 
 // The native baseline, in two modes:
@@ -643,13 +646,15 @@ console.log(
 await warm(HOME_180, small);
 
 const ours: Measure[] = [];
+const oursObf: Measure[] = [];
+let oursObfBundleBytes = 0;
 const base: Measure[] = [];
 const baseRedact: Measure[] = [];
 let oursBundleBytes = 0;
 let baseBundleBytes = 0;
 let baseRedactBundleBytes = 0;
 let baseHits = '';
-console.log(`\nrunning ${REPS} repetitions of each (ours, baseline, baseline+redact), alternately…`);
+console.log(`\nrunning ${REPS} repetitions of each (ours, ours --obfuscate, baseline, baseline+redact), alternately…`);
 for (let rep = 1; rep <= REPS; rep++) {
   const out = join(OUT, `ours-${rep}.tar.zst`);
   const o = timed('guard-agent support-bundle collect', collectArgv(HOME_180, out));
@@ -671,6 +676,27 @@ for (let rep = 1; rep <= REPS; rep++) {
   }
   await rm(out, { force: true });
 
+  const oout = join(OUT, `ours-obf-${rep}.tar.zst`);
+  const ob = timed('guard-agent support-bundle collect --obfuscate', collectArgv(HOME_180, oout, ['--obfuscate']));
+  oursObf.push(ob);
+  oursObfBundleBytes = (await stat(oout)).size;
+  if (rep === 1) {
+    const manifest = await verifyBundle(oout);
+    const map = JSON.parse(await readFile(`${oout}.map.json`, 'utf8')) as Record<string, string>;
+    const byKind = new Map<string, number>();
+    for (const token of Object.keys(map)) {
+      const kind = token.slice(0, token.lastIndexOf('-'));
+      byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
+    }
+    console.log(
+      `  collect --obfuscate bundle verified: ${manifest.contents.length} members, ` +
+        `${manifest.obfuscation?.values} distinct values obfuscated (${[...byKind].map(([k, n]) => `${k} ${n}`).join(', ')}), ` +
+        `trimmed: ${manifest.trimmed_segments.join(', ') || 'none'}`,
+    );
+  }
+  await rm(oout, { force: true });
+  await rm(`${oout}.map.json`, { force: true });
+
   const bout = join(OUT, `baseline-${rep}.tar.zst`);
   const b = timed('baseline', baselineArgv('scan', HOME_180, small.segments, bout));
   base.push(b);
@@ -689,7 +715,9 @@ for (let rep = 1; rep <= REPS; rep++) {
   await rm(rout, { force: true });
   const show = (m: Measure) =>
     `${m.wall.toFixed(2)} s wall, ${m.cpu.toFixed(2)} s CPU, ${mib(m.rssKiB * 1024)} MiB (others ${m.otherCpu.toFixed(1)} s CPU)`;
-  console.log(`  rep ${rep}: ours ${show(o)}; baseline ${show(b)}; baseline+redact ${show(r)}`);
+  console.log(
+    `  rep ${rep}: ours ${show(o)}; ours --obfuscate ${show(ob)}; baseline ${show(b)}; baseline+redact ${show(r)}`,
+  );
 }
 console.log(`  baseline lines with a key hit: ${baseHits || 'none'}`);
 
@@ -717,6 +745,8 @@ const bigRss = g.rssKiB / 1024;
 const ratio = oursWall / baseWall;
 const redactWall = median(baseRedact.map((m) => m.wall));
 const redactRss = median(baseRedact.map((m) => m.rssKiB)) / 1024;
+const obfWall = median(oursObf.map((m) => m.wall));
+const obfRss = median(oursObf.map((m) => m.rssKiB)) / 1024;
 
 console.log('');
 console.log(
@@ -739,6 +769,22 @@ console.log(
         oursRss.toFixed(1),
         redactRss.toFixed(1),
       ],
+      [
+        '  same, ours --obfuscate (info)',
+        obfWall.toFixed(2),
+        baseWall.toFixed(2),
+        (obfWall / baseWall).toFixed(2),
+        obfRss.toFixed(1),
+        baseRss.toFixed(1),
+      ],
+      [
+        '  same, ours --obfuscate vs baseline+redact (info)',
+        obfWall.toFixed(2),
+        redactWall.toFixed(2),
+        (obfWall / redactWall).toFixed(2),
+        obfRss.toFixed(1),
+        redactRss.toFixed(1),
+      ],
       ['1 GiB agent.log home (1 run)', g.wall.toFixed(2), '-', '-', bigRss.toFixed(1), '-'],
     ],
   ),
@@ -746,11 +792,13 @@ console.log(
 const oursCpu = median(ours.map((m) => m.cpu));
 const baseCpu = median(base.map((m) => m.cpu));
 const redactCpu = median(baseRedact.map((m) => m.cpu));
+const obfCpu = median(oursObf.map((m) => m.cpu));
 console.log(
   `\nCPU s (user+sys, median): ours ${oursCpu.toFixed(2)}, baseline ${baseCpu.toFixed(2)} ` +
-    `(ratio ${(oursCpu / baseCpu).toFixed(2)}), baseline+redact ${redactCpu.toFixed(2)} (ratio ${(oursCpu / redactCpu).toFixed(2)})`,
+    `(ratio ${(oursCpu / baseCpu).toFixed(2)}), baseline+redact ${redactCpu.toFixed(2)} (ratio ${(oursCpu / redactCpu).toFixed(2)}); ` +
+    `ours --obfuscate ${obfCpu.toFixed(2)} (ratio to baseline ${(obfCpu / baseCpu).toFixed(2)}, to ours ${(obfCpu / oursCpu).toFixed(2)})`,
 );
-const all = [...ours, ...base, ...baseRedact, g];
+const all = [...ours, ...oursObf, ...base, ...baseRedact, g];
 const otherShare = all.reduce((sum, m) => sum + m.otherCpu, 0) / all.reduce((sum, m) => sum + m.wall * NPROC, 0);
 console.log(
   `other processes used ${(otherShare * 100).toFixed(0)}% of the machine's CPU time during the timed runs ` +
@@ -763,7 +811,8 @@ if (otherShare > 0.1)
   );
 console.log(
   `bundle size: ours ${mib(oursBundleBytes)} MiB, baseline ${mib(baseBundleBytes)} MiB ` +
-    `(${((oursBundleBytes / baseBundleBytes - 1) * 100).toFixed(1)}%), baseline+redact ${mib(baseRedactBundleBytes)} MiB; ` +
+    `(${((oursBundleBytes / baseBundleBytes - 1) * 100).toFixed(1)}%), baseline+redact ${mib(baseRedactBundleBytes)} MiB, ` +
+    `ours --obfuscate ${mib(oursObfBundleBytes)} MiB; ` +
     `1 GiB home: ${mib(bigBundleBytes)} MiB`,
 );
 
@@ -776,6 +825,12 @@ console.log(
     ['goal', 'measured', 'result'],
     [
       [`wall ratio ours/baseline ≤ ${GOAL_RATIO}`, ratio.toFixed(2), verdict(ratio <= GOAL_RATIO)],
+      [
+        `(info) wall ratio ours --obfuscate/baseline, against ${GOAL_RATIO}`,
+        (obfWall / baseWall).toFixed(2),
+        verdict(obfWall / baseWall <= GOAL_RATIO),
+      ],
+      [`peak RSS --obfuscate ≤ ${GOAL_RSS_MIB} MiB`, `${obfRss.toFixed(1)} MiB (180)`, verdict(obfRss <= GOAL_RSS_MIB)],
       [
         `peak RSS ≤ ${GOAL_RSS_MIB} MiB`,
         `${oursRss.toFixed(1)} MiB (180), ${bigRss.toFixed(1)} MiB (1 GiB)`,

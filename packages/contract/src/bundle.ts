@@ -20,6 +20,14 @@ export const REDACTED_VALUE = '[REDACTED]';
 export const BUNDLE_TRIGGERS = ['cli', 'console_push'] as const;
 export type BundleTrigger = (typeof BUNDLE_TRIGGERS)[number];
 
+/**
+ * What `collect --obfuscate` replaces with tokens `<kind>-<n>` (DESIGN §4, bundles, second
+ * round): the manifest's `obfuscation.kinds`. Here, beside the other constants, so the agent
+ * reads it without loading the manifest's schema.
+ */
+export const OBFUSCATION_KINDS = ['host', 'ip', 'user', 'email'] as const;
+export type ObfuscationKind = (typeof OBFUSCATION_KINDS)[number];
+
 /** Rotated segments of a log file: `<basename(log_path)>.<N>.gz`, N >= 1, 1 newest. */
 export function rotatedSegmentNumber(logBase: string, fileName: string): number | undefined {
   if (!fileName.startsWith(`${logBase}.`) || !fileName.endsWith('.gz')) return undefined;

@@ -27,6 +27,21 @@ describe('parseManifest', () => {
     assert.equal('extra_keys' in parseManifest(valid).redaction, false);
   });
 
+  test('keeps obfuscation {kinds, values} (collect --obfuscate) and checks it', () => {
+    const obfuscated = { ...valid, obfuscation: { kinds: ['host', 'ip', 'user', 'email'], values: 7 } };
+    assert.deepEqual(parseManifest(obfuscated), { ...obfuscated, collection_errors: [] });
+    assert.equal('obfuscation' in parseManifest(valid), false);
+    assert.throws(
+      () => parseManifest({ ...valid, obfuscation: { kinds: ['path'], values: 1 } }),
+      /obfuscation\.kinds must be an array of host, ip, user, email/,
+    );
+    assert.throws(
+      () => parseManifest({ ...valid, obfuscation: { kinds: ['ip'], values: -1 } }),
+      /obfuscation\.values must be a non-negative integer/,
+    );
+    assert.throws(() => parseManifest({ ...valid, obfuscation: { kinds: ['ip'] } }), /obfuscation\.values must be/);
+  });
+
   const broken: [string, unknown, RegExp][] = [
     ['not an object', [], /the document must be a JSON object/],
     ['wrong bundle_version', { ...valid, bundle_version: 2 }, /bundle_version/],

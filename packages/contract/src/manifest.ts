@@ -4,7 +4,7 @@
 // Plain JSON Schema typed by TypeBox's Static, as in wire.ts.
 
 import type { Static } from 'typebox';
-import { BUNDLE_TRIGGERS, BUNDLE_VERSION, MANIFEST_MEMBER } from './bundle.ts';
+import { BUNDLE_TRIGGERS, BUNDLE_VERSION, MANIFEST_MEMBER, OBFUSCATION_KINDS } from './bundle.ts';
 import { copyDeclared, type FieldPath, fieldName, firstFault } from './schema-check.ts';
 import { Sha256Hex } from './wire.ts';
 
@@ -87,6 +87,21 @@ export const BundleManifest = {
       items: CollectionError,
       description: 'sources that could not be collected; the bundle was built without them',
     },
+    obfuscation: {
+      type: 'object',
+      required: ['kinds', 'values'],
+      properties: {
+        kinds: {
+          type: 'array',
+          items: { type: 'string', enum: [...OBFUSCATION_KINDS] },
+          description: 'the kinds of value replaced by tokens (host, ip, user, email)',
+        },
+        values: { ...Count, description: 'distinct values replaced: the entries of the private map' },
+      },
+      description:
+        'present only in a bundle collected with --obfuscate (DESIGN §4, bundles, second round); ' +
+        'the map from tokens to originals stays beside the bundle, never inside it',
+    },
   },
 } as const;
 export type BundleManifest = Static<typeof BundleManifest>;
@@ -114,6 +129,9 @@ const MUST_BE: Record<string, string> = {
   'redaction.members': 'an object of non-negative integers',
   'redaction.extra_keys': 'an array of strings',
   collection_errors: 'an array of {source, message}',
+  obfuscation: 'an object {kinds, values}',
+  'obfuscation.kinds': `an array of ${OBFUSCATION_KINDS.join(', ')}`,
+  'obfuscation.values': 'a non-negative integer',
 };
 
 /**

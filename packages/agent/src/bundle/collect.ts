@@ -12,12 +12,16 @@
 //      Preparing segment N+1 overlaps the archiving of segment N (zstd runs off-thread).
 //   5. BUNDLE-MANIFEST.json last, then fsync, publish with link(), and report
 // Every log member goes through RedactStream: no code path archives a log unredacted.
+// With --obfuscate (DESIGN §4, bundles, second round) every log member also goes through an
+// ObfuscateStream after its RedactStream (credentials are masked first), system.json through
+// the same Obfuscator, and no segment is copied byte for byte; the private map is linked in
+// beside the bundle (<bundle>.map.json, 0600) just before the bundle itself.
 // A source that fails is recorded in collection_errors and the bundle is still built.
 // Every source is opened with O_NOFOLLOW | O_NONBLOCK and must be a regular file by fstat
 // (regular-file.ts; DESIGN §3, what collect reads): no link is followed, no FIFO waited on.
 
 import { createReadStream, createWriteStream } from 'node:fs';
-import { type FileHandle, lstat, readdir, stat } from 'node:fs/promises';
+import { type FileHandle, link, lstat, readdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -39,7 +43,9 @@ import type { Progress } from '../progress.ts';
 import { kindOf, NotRegularFileError, openRegularFile } from '../regular-file.ts';
 import { ArchiveWriter, ZLIB_CHUNK_BYTES } from './archive.ts';
 import { byteCopyable, gunzipMembers, newFraming } from './gzip-members.ts';
+import { readKnownNames } from './known-names.ts';
 import { buildManifest, manifestBytes } from './manifest.ts';
+import { OBFUSCATION_KINDS, ObfuscateStream, Obfuscator } from './obfuscate.ts';
 import { createWorkDir, defaultBundlePath, publish, refuseExisting, removeWorkDir, tempBundleName } from './output.ts';
 import { compileExtraKeys, type KeyRules, RedactStream } from './redact.ts';
 import { redactConfig } from './redact-config.ts';
@@ -67,10 +73,14 @@ export interface CollectOptions {
   sources: SystemSources;
   /** Cap on the stored members; fixed by the spec, a parameter only for tests. */
   capBytes?: number;
+  /** --obfuscate: replace host names, addresses, user names and emails with tokens. */
+  obfuscate?: boolean;
 }
 
 export interface CollectResult {
   path: string;
+  /** With obfuscate: the private map beside the bundle. */
+  mapPath?: string;
   size: number;
   sha256: string;
   manifest: BundleManifest;
@@ -81,18 +91,53 @@ export async function collectBundle(options: CollectOptions): Promise<CollectRes
   const extraKeys = compileRules(config);
   const generatedAt = options.now();
   const target = resolve(options.cwd, options.out ?? defaultBundlePath(config.stateDir, generatedAt));
+  const mapTarget = options.obfuscate ? obfuscationMapPath(target) : undefined;
   await refuseExisting(target);
+  if (mapTarget) await refuseExisting(mapTarget);
   await ensureOutputDir(dirname(target));
   const workDir = await createWorkDir(dirname(target));
   try {
     const tempFile = join(workDir, tempBundleName(target));
-    const run = new CollectRun(options, workDir, generatedAt, extraKeys);
+    const obfuscator = options.obfuscate ? new Obfuscator(await readKnownNames(options.sources)) : undefined;
+    const run = new CollectRun(options, workDir, generatedAt, extraKeys, obfuscator);
     const result = await run.build(tempFile);
+    if (obfuscator && mapTarget) {
+      await publishMap(workDir, obfuscator, mapTarget);
+      try {
+        await publish(tempFile, target);
+      } catch (error) {
+        await unlink(mapTarget).catch(() => {});
+        throw error;
+      }
+      return { path: target, mapPath: mapTarget, ...result };
+    }
     await publish(tempFile, target);
     return { path: target, ...result };
   } finally {
     progress.done();
     await removeWorkDir(workDir);
+  }
+}
+
+/** Where the private map of an obfuscated bundle goes: beside it, never inside. */
+export function obfuscationMapPath(bundle: string): string {
+  return `${bundle}.map.json`;
+}
+
+/** Writes the map (0600, fsynced) in the work dir and links it in at `target`, never overwriting. */
+async function publishMap(workDir: string, obfuscator: Obfuscator, target: string): Promise<void> {
+  const temp = join(workDir, 'map.json');
+  try {
+    await writeFile(temp, `${JSON.stringify(obfuscator.map(), null, 2)}\n`, { mode: 0o600, flag: 'wx', flush: true });
+  } catch (error) {
+    throw new AgentError('output_dir', `cannot write the obfuscation map: ${describeSystemError(error)}`);
+  }
+  try {
+    await link(temp, target);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new AgentError('output_exists', `refusing to overwrite ${target}: a file appeared there during collect`);
+    throw new AgentError('output_dir', `cannot create ${target}: ${describeSystemError(error)}`);
   }
 }
 
@@ -116,13 +161,27 @@ class CollectRun {
 
   /** The operator's redaction.extra_keys, compiled once, given to every RedactStream. */
   private readonly extraKeys: KeyRules;
+  /** With --obfuscate: the one Obfuscator of this bundle, so a value is one token everywhere. */
+  private readonly obfuscator: Obfuscator | undefined;
 
-  constructor(options: CollectOptions, workDir: string, generatedAt: Date, extraKeys: KeyRules) {
+  constructor(
+    options: CollectOptions,
+    workDir: string,
+    generatedAt: Date,
+    extraKeys: KeyRules,
+    obfuscator: Obfuscator | undefined,
+  ) {
     this.options = options;
     this.workDir = workDir;
     this.generatedAt = generatedAt;
     this.cap = options.capBytes ?? BUNDLE_CAP_BYTES;
     this.extraKeys = extraKeys;
+    this.obfuscator = obfuscator;
+  }
+
+  /** After a RedactStream: the ObfuscateStream of this bundle, when obfuscating. */
+  private obfuscation(): ObfuscateStream[] {
+    return this.obfuscator ? [new ObfuscateStream(this.obfuscator)] : [];
   }
 
   async build(tempFile: string): Promise<Omit<CollectResult, 'path'>> {
@@ -155,7 +214,13 @@ class CollectRun {
       sources: this.options.sources,
     });
     this.errors.push(...errors);
-    this.contents.push(await archive.addBuffer(SYSTEM_MEMBER, jsonBytes(info)));
+    const systemJson = jsonBytes(info);
+    this.contents.push(
+      await archive.addBuffer(
+        SYSTEM_MEMBER,
+        this.obfuscator ? Buffer.from(this.obfuscator.obfuscate(systemJson.toString('latin1')), 'latin1') : systemJson,
+      ),
+    );
     if (config.unread) this.errors.push(config.unread);
     else this.contents.push(await archive.addBuffer(CONFIG_MEMBER, jsonBytes(redactConfig(config.effective))));
 
@@ -174,6 +239,7 @@ class CollectRun {
       maskedByMember: this.masked,
       collectionErrors: this.errors,
       extraKeys: config.extraKeys,
+      obfuscation: this.obfuscator && { kinds: [...OBFUSCATION_KINDS], values: this.obfuscator.values },
     });
     progress.phase('finishing');
     await archive.addBuffer(MANIFEST_MEMBER, manifestBytes(manifest)); // not listed in contents
@@ -295,7 +361,7 @@ class CollectRun {
           : Readable.from([]);
       source.on('data', (chunk: Buffer) => progress.advance(chunk.length));
       try {
-        await pipeline(source, redactor, createWriteStream(spool, { flags: 'wx', mode: 0o600 }));
+        await pipeline(source, redactor, ...this.obfuscation(), createWriteStream(spool, { flags: 'wx', mode: 0o600 }));
       } catch (error) {
         throw this.sourceOrOwnFailure(logPath, spool, error);
       }
@@ -336,15 +402,20 @@ class CollectRun {
     let spool: string | undefined;
     try {
       const { size } = await file.stat();
-      const scan = new RedactStream({ discard: true, extraKeys: this.extraKeys });
-      const framing = newFraming();
-      progress.phase(`scanning ${name}`);
-      await pipeline(
-        gunzipMembers(file, size, framing, { chunkBytes: ZLIB_CHUNK_BYTES, onRead: (n) => progress.advance(n) }),
-        scan.resume(),
-      );
-      // Byte for byte only when the file is nothing but clean members and nothing was masked.
-      if (scan.masked === 0 && byteCopyable(framing)) return { name, file, spool: undefined, size, masked: 0 };
+      if (this.obfuscator) {
+        // Every segment is rewritten (its text changes): no scan pass, the rewrite reads it once.
+        progress.advance(size);
+      } else {
+        const scan = new RedactStream({ discard: true, extraKeys: this.extraKeys });
+        const framing = newFraming();
+        progress.phase(`scanning ${name}`);
+        await pipeline(
+          gunzipMembers(file, size, framing, { chunkBytes: ZLIB_CHUNK_BYTES, onRead: (n) => progress.advance(n) }),
+          scan.resume(),
+        );
+        // Byte for byte only when the file is nothing but clean members and nothing was masked.
+        if (scan.masked === 0 && byteCopyable(framing)) return { name, file, spool: undefined, size, masked: 0 };
+      }
 
       spool = join(this.workDir, name);
       const redactor = new RedactStream({ extraKeys: this.extraKeys });
@@ -353,6 +424,7 @@ class CollectRun {
         await pipeline(
           gunzipMembers(file, size, newFraming(), { chunkBytes: ZLIB_CHUNK_BYTES }),
           redactor,
+          ...this.obfuscation(),
           createGzip({ level: GZIP_LEVEL, chunkSize: ZLIB_CHUNK_BYTES }),
           createWriteStream(spool, { flags: 'wx', mode: 0o600 }),
         );
@@ -400,7 +472,7 @@ function compileRules(config: AgentConfig): KeyRules {
  * Offset of the first whole line within the newest `budget` bytes of the file (0 when the
  * whole file fits): the oldest part of an oversized log is what gets left out.
  */
-async function newestLineStart(file: FileHandle, size: number, budget: number): Promise<number> {
+export async function newestLineStart(file: FileHandle, size: number, budget: number): Promise<number> {
   if (size <= budget) return 0;
   const from = size - budget;
   const probe = Buffer.alloc(Math.min(64 * 1024, budget));
@@ -415,6 +487,6 @@ async function newestLineStart(file: FileHandle, size: number, budget: number): 
   return size;
 }
 
-function jsonBytes(value: unknown): Buffer {
+export function jsonBytes(value: unknown): Buffer {
   return Buffer.from(`${JSON.stringify(value, null, 2)}\n`);
 }

@@ -14,12 +14,15 @@ export interface ManifestInput {
   collectionErrors: CollectionError[];
   /** The operator's `redaction.extra_keys`; recorded only when there are some. */
   extraKeys?: readonly string[];
+  /** With --obfuscate: the kinds replaced and the distinct values (the map's entries). */
+  obfuscation?: BundleManifest['obfuscation'];
 }
 
 /**
- * Builds BUNDLE-MANIFEST.json exactly as the contract (DESIGN §3) lays it out. Two additions
- * appear only when they apply: request_id (DESIGN §4, a console_push bundle), and
- * redaction.extra_keys when the operator configured extra keys.
+ * Builds BUNDLE-MANIFEST.json exactly as the contract (DESIGN §3) lays it out. Three additions
+ * appear only when they apply: request_id (DESIGN §4, a console_push bundle),
+ * redaction.extra_keys when the operator configured extra keys, and obfuscation (DESIGN §4,
+ * bundles, second round) in a bundle collected with --obfuscate.
  */
 export function buildManifest(input: ManifestInput): BundleManifest {
   const members: Record<string, number> = {};
@@ -43,6 +46,7 @@ export function buildManifest(input: ManifestInput): BundleManifest {
       ...(input.extraKeys?.length ? { extra_keys: [...input.extraKeys] } : {}),
     },
     collection_errors: input.collectionErrors,
+    ...(input.obfuscation ? { obfuscation: input.obfuscation } : {}),
   };
 }
 

@@ -91,6 +91,12 @@ export interface LineRedaction {
   masked: number;
 }
 
+/** A line's redaction with the key of each value masked, in order (for `collect --preview`). */
+export interface KeyedLineRedaction extends LineRedaction {
+  /** A value run on from a line before keeps the key that opened it. */
+  keys: string[];
+}
+
 /** Redacts one line (no newline inside). Pure; the unit of the golden and property tests. */
 export function redactLine(text: string, rules: KeyRules = NO_EXTRA_KEYS): LineRedaction {
   const { line, masked } = redactLineIn(text, rules, undefined);
@@ -103,14 +109,15 @@ type Quote = '"' | "'" | '\\"';
 /** A value still open where a line ends: the following lines continue it. */
 type OpenValue =
   /** A quoted value whose closing quote is not on this line. */
-  | { kind: 'string'; quote: Quote }
+  | { kind: 'string'; quote: Quote; key: string }
   /** `"key":` ended the line: the JSON value starts on the next line that is not blank. */
-  | { kind: 'json-value'; escaped: boolean };
+  | { kind: 'json-value'; escaped: boolean; key: string };
 
 interface Edit {
   start: number;
   end: number;
   text: string;
+  key: string;
 }
 
 /**
@@ -129,7 +136,7 @@ function redactLineIn(
   text: string,
   rules: KeyRules,
   open: OpenValue | undefined,
-): LineRedaction & { open: OpenValue | undefined } {
+): KeyedLineRedaction & { open: OpenValue | undefined } {
   // A CRLF line's CR belongs to no value: an unterminated quoted secret must not eat it.
   const cr = text.endsWith('\r');
   const line = cr ? text.slice(0, -1) : text;
@@ -143,17 +150,18 @@ function redactLineIn(
       const close = stringEnd(line, 0, open.quote);
       if (close < 0) {
         // Still inside: the whole line is part of the value.
-        if (line.length > 0) edits.push({ start: 0, end: line.length, text: REDACTED_VALUE });
+        if (line.length > 0) edits.push({ start: 0, end: line.length, text: REDACTED_VALUE, key: open.key });
         return applyEdits(text, line, cr, edits, open);
       }
-      if (close > 0) edits.push({ start: 0, end: close, text: REDACTED_VALUE });
+      if (close > 0) edits.push({ start: 0, end: close, text: REDACTED_VALUE, key: open.key });
       resume = close;
     } else {
       let start = 0;
       while (start < line.length && SPACE.has(line[start])) start++;
       if (start === line.length) return applyEdits(text, line, cr, edits, open); // blank: still waiting
-      const span = jsonValueEnd(line, start, open.escaped);
-      if (span.end > start) edits.push({ start, end: span.end, text: `${span.quote}${REDACTED_VALUE}${span.quote}` });
+      const span = jsonValueEnd(line, start, open.escaped, open.key);
+      if (span.end > start)
+        edits.push({ start, end: span.end, text: `${span.quote}${REDACTED_VALUE}${span.quote}`, key: open.key });
       if (span.open) return applyEdits(text, line, cr, edits, span.open);
       resume = span.end;
     }
@@ -182,10 +190,12 @@ function scanPairs(line: string, from: number, rules: KeyRules, edits: Edit[]): 
       continue;
     }
     const span =
-      rawJsonKey === undefined ? slogValueEnd(line, valueStart, m.index) : jsonValueEnd(line, valueStart, escaped);
+      rawJsonKey === undefined
+        ? slogValueEnd(line, valueStart, m.index, key)
+        : jsonValueEnd(line, valueStart, escaped, key);
     open = span.open;
     if (span.end === valueStart) continue; // `api_key=` with nothing after it
-    edits.push({ start: valueStart, end: span.end, text: `${span.quote}${REDACTED_VALUE}${span.quote}` });
+    edits.push({ start: valueStart, end: span.end, text: `${span.quote}${REDACTED_VALUE}${span.quote}`, key });
     CANDIDATE.lastIndex = span.end;
   }
   return open;
@@ -202,11 +212,12 @@ function applyEdits(
   cr: boolean,
   edits: Edit[],
   open: OpenValue | undefined,
-): LineRedaction & { open: OpenValue | undefined } {
+): KeyedLineRedaction & { open: OpenValue | undefined } {
   edits.sort((a, b) => a.start - b.start || b.end - a.end);
   let out = '';
   let copied = 0;
   let masked = 0;
+  const keys: string[] = [];
   for (let i = 0; i < edits.length; i++) {
     const { start } = edits[i];
     let { end, text: mask } = edits[i];
@@ -221,9 +232,10 @@ function applyEdits(
     out += line.slice(copied, start) + mask;
     copied = end;
     masked++;
+    keys.push(edits[i].key);
   }
-  if (masked === 0) return { line: text, masked, open };
-  return { line: out + line.slice(copied) + (cr ? '\r' : ''), masked, open };
+  if (masked === 0) return { line: text, masked, keys, open };
+  return { line: out + line.slice(copied) + (cr ? '\r' : ''), masked, keys, open };
 }
 
 interface ValueSpan {
@@ -234,8 +246,8 @@ interface ValueSpan {
   open?: OpenValue;
 }
 
-function slogValueEnd(line: string, start: number, keyStart: number): ValueSpan {
-  if (line.startsWith('\\"', start)) return stringSpan(line, start + 2, '\\"', '\\"');
+function slogValueEnd(line: string, start: number, keyStart: number, key: string): ValueSpan {
+  if (line.startsWith('\\"', start)) return stringSpan(line, start + 2, '\\"', '\\"', key);
   const q = line[start];
   if (q === '"' || q === "'") {
     // `msg="config lacks api_key=" user=bob`: a quote that is never closed on its line,
@@ -247,21 +259,21 @@ function slogValueEnd(line: string, start: number, keyStart: number): ValueSpan 
       insideQuotes(line, keyStart, q)
     )
       return { end: start, quote: '' };
-    return stringSpan(line, start + 1, q, q);
+    return stringSpan(line, start + 1, q, q, key);
   }
   let i = start;
   while (i < line.length && !SPACE.has(line[i]) && line[i] !== '"') i++;
   return { end: i, quote: '' };
 }
 
-function jsonValueEnd(line: string, start: number, escaped: boolean): ValueSpan {
-  if (start === line.length) return { end: start, quote: '', open: { kind: 'json-value', escaped } };
+function jsonValueEnd(line: string, start: number, escaped: boolean, key: string): ValueSpan {
+  if (start === line.length) return { end: start, quote: '', open: { kind: 'json-value', escaped, key } };
   // Inside a string, the mask must be an escaped string too, or it would end that string.
   const quote = escaped ? '\\"' : '"';
-  if (escaped && line.startsWith('\\"', start)) return stringSpan(line, start + 2, '\\"', quote);
+  if (escaped && line.startsWith('\\"', start)) return stringSpan(line, start + 2, '\\"', quote, key);
   const c = line[start];
-  if (c === '"' && !escaped) return stringSpan(line, start + 1, '"', quote);
-  if (c === "'" && !escaped) return stringSpan(line, start + 1, "'", "'");
+  if (c === '"' && !escaped) return stringSpan(line, start + 1, '"', quote, key);
+  if (c === "'" && !escaped) return stringSpan(line, start + 1, "'", "'", key);
   if (c === '{' || c === '[') return { end: containerEnd(line, start, escaped), quote };
   let i = start;
   while (i < line.length && !SPACE.has(line[i]) && !',}]"\\'.includes(line[i])) i++;
@@ -269,10 +281,10 @@ function jsonValueEnd(line: string, start: number, escaped: boolean): ValueSpan 
 }
 
 /** The span of a string opened with `opener` before `from`; open when unclosed on this line. */
-function stringSpan(line: string, from: number, opener: Quote, quote: string): ValueSpan {
+function stringSpan(line: string, from: number, opener: Quote, quote: string, key: string): ValueSpan {
   const end = stringEnd(line, from, opener);
   if (end >= 0) return { end, quote };
-  return { end: line.length, quote, open: { kind: 'string', quote: opener } };
+  return { end: line.length, quote, open: { kind: 'string', quote: opener, key } };
 }
 
 function stringEnd(line: string, from: number, opener: Quote): number {
@@ -606,5 +618,30 @@ export class RedactStream extends Transform {
 
   private out(bytes: Buffer): void {
     if (!this.discard && bytes.length > 0) this.push(bytes);
+  }
+}
+
+/**
+ * The redactor one line at a time, with the same state RedactStream carries between lines (a
+ * value left open runs on for at most MAX_VALUE_LINES lines). `collect --preview` uses it to
+ * say which key each masked value belonged to, line by line; RedactStream is the same rules
+ * with a faster path over lines that cannot match.
+ */
+export class LineRedactor {
+  private open: OpenValue | undefined;
+  private openLines = 0;
+  private readonly rules: KeyRules;
+
+  constructor(extraKeys: KeyRules = NO_EXTRA_KEYS) {
+    this.rules = extraKeys;
+  }
+
+  /** Redacts one line (latin1, no newline). */
+  redact(text: string): KeyedLineRedaction {
+    const { line, masked, keys, open } = redactLineIn(text, this.rules, this.open);
+    this.openLines = open === undefined ? 0 : this.openLines + 1;
+    this.open = this.openLines > MAX_VALUE_LINES ? undefined : open;
+    if (this.open === undefined) this.openLines = 0;
+    return { line, masked, keys };
   }
 }

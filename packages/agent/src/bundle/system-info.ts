@@ -31,6 +31,9 @@ export interface SystemSources {
   timesyncDir?: string;
   /** Pid files of the other time daemons, by name. */
   timeDaemonPidFiles?: { chronyd: string; ntpd: string };
+  /** hosts(5) and passwd(5): the host's own names for `collect --obfuscate` (known-names.ts). */
+  etcHosts?: string;
+  etcPasswd?: string;
 }
 
 export const HOST_SOURCES: Required<SystemSources> = {
@@ -42,6 +45,8 @@ export const HOST_SOURCES: Required<SystemSources> = {
   procMeminfo: '/proc/meminfo',
   timesyncDir: '/run/systemd/timesync',
   timeDaemonPidFiles: { chronyd: '/run/chrony/chronyd.pid', ntpd: '/run/ntpd.pid' },
+  etcHosts: '/etc/hosts',
+  etcPasswd: '/etc/passwd',
 };
 
 /** The agent's eBPF probe writes its last status here, under state_dir. */

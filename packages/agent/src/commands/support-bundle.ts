@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import type { CommandContext } from '../context.ts';
 import { addCollectCommand } from './support-bundle-collect.ts';
+import { addRevealCommand } from './support-bundle-reveal.ts';
 import { addUploadCommand } from './support-bundle-upload.ts';
 
 export function addSupportBundleCommand(program: Command, contextOf: () => CommandContext): void {
@@ -12,4 +13,5 @@ export function addSupportBundleCommand(program: Command, contextOf: () => Comma
     .exitOverride();
   addCollectCommand(bundle, contextOf);
   addUploadCommand(bundle, contextOf);
+  addRevealCommand(bundle, contextOf);
 }

@@ -5032,6 +5032,13 @@ export interface paths {
                                     /** @description why */
                                     message: string;
                                 }[];
+                                /** @description present only in a bundle collected with --obfuscate (DESIGN §4, bundles, second round); the map from tokens to originals stays beside the bundle, never inside it */
+                                obfuscation?: {
+                                    /** @description the kinds of value replaced by tokens (host, ip, user, email) */
+                                    kinds: ("host" | "ip" | "user" | "email")[];
+                                    /** @description distinct values replaced: the entries of the private map */
+                                    values: number;
+                                };
                             };
                         };
                     };
