@@ -400,6 +400,44 @@ describe('the service away', () => {
   });
 });
 
+describe('a service that holds its calls', () => {
+  it('SIGTERM while a heartbeat is held (the connection taken, never answered): exits 0 within seconds', async () => {
+    const server = await startGuardServer(await dirs.make('server'));
+    const target = new URL(server.url);
+    // Forwards until told to hold: then every connection is taken and never answered.
+    let hold = false;
+    const held: net.Socket[] = [];
+    const forwarder = net.createServer((client) => {
+      client.on('error', () => {});
+      if (hold) {
+        held.push(client);
+        return;
+      }
+      const upstream = net.connect(Number(target.port), target.hostname);
+      upstream.on('error', () => {});
+      client.pipe(upstream).pipe(client);
+    });
+    forwarder.listen(0, '127.0.0.1');
+    await once(forwarder, 'listening');
+    const viaForwarder = `http://127.0.0.1:${(forwarder.address() as net.AddressInfo).port}`;
+    const home = await enrolledHome(dirs, viaForwarder, server.setup.enroll_token);
+    hold = true;
+    const daemon = startDaemon(home);
+    try {
+      // Its first calls (the heartbeat and the poll) are both held.
+      await waitFor(() => held.length >= 2, 'the heartbeat and the poll to be held', 20_000);
+      const stopped = await daemon.stop('SIGTERM');
+      assert.equal(stopped.code, 0, daemon.log());
+      assert.ok(stopped.ms < STOPS_WITHIN_MS, `stopping took ${stopped.ms} ms`);
+    } finally {
+      await daemon.stop();
+      for (const socket of held) socket.destroy();
+      forwarder.close();
+      await server.close();
+    }
+  });
+});
+
 describe('through HTTPS_PROXY', () => {
   it('an https:// service is reached through the proxy (CONNECT), and a request is done end to end', async () => {
     const tlsDir = await dirs.make('tls');

@@ -180,7 +180,9 @@ class Daemon {
     let failures = 0;
     while (!this.#halted) {
       try {
-        const answer = await this.#o.service.heartbeat(this.#o.heartbeat());
+        // The stop cuts a heartbeat in flight: a service that holds it would otherwise hold the
+        // stop until the call's idle timeout.
+        const answer = await this.#o.service.heartbeat(this.#o.heartbeat(), this.#halt.signal);
         this.#pollWaitSeconds = answer.poll_wait_seconds;
         this.#heartbeatMs = answer.heartbeat_seconds * 1000;
         failures = 0;
@@ -273,7 +275,7 @@ class Daemon {
     let failures = 0;
     while (!this.#halted) {
       try {
-        await this.#o.service.ack(id);
+        await this.#o.service.ack(id, this.#halt.signal);
         this.#reached();
         return 'ok';
       } catch (error) {
@@ -284,6 +286,7 @@ class Daemon {
           });
           return 'refused';
         }
+        if (this.#halted) break;
         this.#failed('acknowledge', error);
         await pause(reconnectDelay(++failures, this.#o.random), this.#halt.signal);
       }

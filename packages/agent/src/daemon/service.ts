@@ -30,9 +30,9 @@ import {
 export type SignalOutcome = { ok: true } | { ok: false; retry: boolean; error: string };
 
 export interface ServiceClient {
-  heartbeat(body: HeartbeatRequest): Promise<HeartbeatResponse>;
+  heartbeat(body: HeartbeatRequest, signal?: AbortSignal): Promise<HeartbeatResponse>;
   poll(waitSeconds: number, signal: AbortSignal): Promise<AgentCommand[]>;
-  ack(id: string): Promise<CommandState>;
+  ack(id: string, signal?: AbortSignal): Promise<CommandState>;
   report(id: string, body: CommandReport, signal?: AbortSignal): Promise<CommandState>;
   postSignal(body: unknown, idempotencyKey: string, signal: AbortSignal): Promise<SignalOutcome>;
 }
@@ -78,7 +78,7 @@ export function serviceClient(
   }
   const command = (id: string) => `/v1/agent/commands/${encodeURIComponent(id)}`;
   return {
-    heartbeat: (body) => call('heartbeat', 'POST', '/v1/agent/heartbeat', parseHeartbeatAnswer, body),
+    heartbeat: (body, signal) => call('heartbeat', 'POST', '/v1/agent/heartbeat', parseHeartbeatAnswer, body, signal),
     poll: (waitSeconds, signal) =>
       call(
         'poll',
@@ -88,7 +88,8 @@ export function serviceClient(
         undefined,
         signal,
       ),
-    ack: (id) => call('acknowledge', 'POST', `${command(id)}/ack`, (v) => parseCommandState(v, 'acknowledge')),
+    ack: (id, signal) =>
+      call('acknowledge', 'POST', `${command(id)}/ack`, (v) => parseCommandState(v, 'acknowledge'), undefined, signal),
     report: (id, body, signal) =>
       call(
         `report ${body.state}`,
