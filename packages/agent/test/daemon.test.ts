@@ -349,52 +349,71 @@ describe('failures', () => {
   });
 });
 
+/**
+ * A TCP forwarder on a port of its own, standing for the network path to the service. Its mode
+ * says what it does with each new connection: forward it, cut it (counted), or take it and
+ * never answer (kept in `held`).
+ */
+async function pathTo(serviceUrl: string) {
+  const target = new URL(serviceUrl);
+  const state = { mode: 'forward' as 'forward' | 'cut' | 'hold', cut: 0, held: [] as net.Socket[] };
+  const forwarder = net.createServer((client) => {
+    client.on('error', () => {});
+    if (state.mode === 'cut') {
+      state.cut++;
+      client.destroy();
+      return;
+    }
+    if (state.mode === 'hold') {
+      state.held.push(client);
+      return;
+    }
+    const upstream = net.connect(Number(target.port), target.hostname);
+    upstream.on('error', () => {});
+    client.pipe(upstream).pipe(client);
+  });
+  forwarder.listen(0, '127.0.0.1');
+  await once(forwarder, 'listening');
+  return {
+    state,
+    url: `http://127.0.0.1:${(forwarder.address() as net.AddressInfo).port}`,
+    close() {
+      for (const socket of state.held) socket.destroy();
+      forwarder.close();
+    },
+  };
+}
+
 describe('the service away', () => {
   it('the daemon keeps trying with backoff, says so once, and carries on when the service is back', async () => {
     const server = await startGuardServer(await dirs.make('server'));
-    const target = new URL(server.url);
-    // A TCP forwarder on a port of its own stands for the network path to the service. While
-    // the service is away it cuts every connection as it comes, counting the tries; the port
-    // stays the forwarder's, so the service comes back on the same address.
-    let away = false;
-    let tries = 0;
-    const forwarder = net.createServer((client) => {
-      client.on('error', () => {});
-      if (away) {
-        tries++;
-        client.destroy();
-        return;
-      }
-      const upstream = net.connect(Number(target.port), target.hostname);
-      upstream.on('error', () => {});
-      client.pipe(upstream).pipe(client);
-    });
-    forwarder.listen(0, '127.0.0.1');
-    await once(forwarder, 'listening');
-    const viaForwarder = `http://127.0.0.1:${(forwarder.address() as net.AddressInfo).port}`;
-    const home = await enrolledHome(dirs, viaForwarder, server.setup.enroll_token);
+    // The network path to the service: while the service is away it cuts every connection as
+    // it comes, counting the tries; the port stays the path's, so the service comes back on the
+    // same address.
+    const path = await pathTo(server.url);
+    const home = await enrolledHome(dirs, path.url, server.setup.enroll_token);
     // The service goes away (the enrolment's connection went with its process).
-    away = true;
+    path.state.mode = 'cut';
     const daemon = startDaemon(home);
     try {
       await daemon.waitForLog(/msg="the service cannot be reached; trying again with backoff"/, 'the outage warning');
       const admin = server.setup.admin_token;
       const id = (await call(server.url, admin, 'POST', `/v1/servers/${home.agentId}/bundle-requests`)).json.id;
       // Six tries in all (the heartbeat's and the poll's, each with its backoff) after one warning.
-      await waitFor(() => tries >= 6, 'six tries of the service while it is away', 30_000);
+      await waitFor(() => path.state.cut >= 6, 'six tries of the service while it is away', 30_000);
       assert.equal(
         daemon.log().split('msg="the service cannot be reached').length - 1,
         1,
         'one warning per outage, not one per try',
       );
       // The service is back, on the same address.
-      away = false;
+      path.state.mode = 'forward';
       const done = await waitForState(server.url, admin, id, ['done', 'failed'], 90_000);
       assert.equal(done.state, 'done', JSON.stringify(done));
       assert.match(daemon.log(), /msg="the service is reachable again"/);
     } finally {
       await daemon.stop();
-      forwarder.close();
+      path.close();
       await server.close();
     }
   });
@@ -403,36 +422,19 @@ describe('the service away', () => {
 describe('a service that holds its calls', () => {
   it('SIGTERM while a heartbeat is held (the connection taken, never answered): exits 0 within seconds', async () => {
     const server = await startGuardServer(await dirs.make('server'));
-    const target = new URL(server.url);
-    // Forwards until told to hold: then every connection is taken and never answered.
-    let hold = false;
-    const held: net.Socket[] = [];
-    const forwarder = net.createServer((client) => {
-      client.on('error', () => {});
-      if (hold) {
-        held.push(client);
-        return;
-      }
-      const upstream = net.connect(Number(target.port), target.hostname);
-      upstream.on('error', () => {});
-      client.pipe(upstream).pipe(client);
-    });
-    forwarder.listen(0, '127.0.0.1');
-    await once(forwarder, 'listening');
-    const viaForwarder = `http://127.0.0.1:${(forwarder.address() as net.AddressInfo).port}`;
-    const home = await enrolledHome(dirs, viaForwarder, server.setup.enroll_token);
-    hold = true;
+    const path = await pathTo(server.url);
+    const home = await enrolledHome(dirs, path.url, server.setup.enroll_token);
+    path.state.mode = 'hold';
     const daemon = startDaemon(home);
     try {
       // Its first calls (the heartbeat and the poll) are both held.
-      await waitFor(() => held.length >= 2, 'the heartbeat and the poll to be held', 20_000);
+      await waitFor(() => path.state.held.length >= 2, 'the heartbeat and the poll to be held', 20_000);
       const stopped = await daemon.stop('SIGTERM');
       assert.equal(stopped.code, 0, daemon.log());
       assert.ok(stopped.ms < STOPS_WITHIN_MS, `stopping took ${stopped.ms} ms`);
     } finally {
       await daemon.stop();
-      for (const socket of held) socket.destroy();
-      forwarder.close();
+      path.close();
       await server.close();
     }
   });

@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import { useParams } from 'react-router';
 import { ConfirmAction } from '../../../components/confirm-action.tsx';
 import { DataTable } from '../../../components/data-table.tsx';
@@ -14,6 +15,34 @@ const BACK = { label: 'Back to the list', to: '/support/bundles' };
 
 type Bundle = NonNullable<ReturnType<typeof useBundle>['data']>;
 
+/** The bundle's record: what the list shows and more; `children` adds rows after Uploaded. */
+function BundleSummary({ b, children }: { b: Bundle; children?: ReactNode }) {
+  return (
+    <section className="card" aria-labelledby="bundle-summary">
+      <h2 id="bundle-summary">Summary</h2>
+      <dl className="details">
+        <dt>Server</dt>
+        <dd>
+          {b.hostname} <span className="mono hint">{b.agent_id}</span>
+        </dd>
+        <dt>Tenant</dt>
+        <dd className="mono">{b.tenant_id}</dd>
+        <dt>Trigger</dt>
+        <dd className="mono">{b.trigger}</dd>
+        <dt>Agent version</dt>
+        <dd className="mono">{b.agent_version}</dd>
+        <dt>Uploaded</dt>
+        <dd>
+          <RelativeTime at={b.uploaded_at} />
+        </dd>
+        {children}
+        <dt>File SHA-256</dt>
+        <dd className="mono">{b.sha256}</dd>
+      </dl>
+    </section>
+  );
+}
+
 /**
  * A deleted bundle: the record that it existed and who deleted it, when and why — never its
  * content (the server keeps no manifest, file or findings of it to show).
@@ -27,31 +56,12 @@ function DeletedBundle({ b }: { b: Bundle & { deleted: NonNullable<Bundle['delet
           file and findings are gone; this record stays.
         </p>
       </div>
-      <section className="card" aria-labelledby="bundle-summary">
-        <h2 id="bundle-summary">Summary</h2>
-        <dl className="details">
-          <dt>Server</dt>
-          <dd>
-            {b.hostname} <span className="mono hint">{b.agent_id}</span>
-          </dd>
-          <dt>Tenant</dt>
-          <dd className="mono">{b.tenant_id}</dd>
-          <dt>Trigger</dt>
-          <dd className="mono">{b.trigger}</dd>
-          <dt>Agent version</dt>
-          <dd className="mono">{b.agent_version}</dd>
-          <dt>Uploaded</dt>
-          <dd>
-            <RelativeTime at={b.uploaded_at} />
-          </dd>
-          <dt>Deleted</dt>
-          <dd>
-            <RelativeTime at={b.deleted.at} /> {deletedBy(b.deleted)}
-          </dd>
-          <dt>File SHA-256</dt>
-          <dd className="mono">{b.sha256}</dd>
-        </dl>
-      </section>
+      <BundleSummary b={b}>
+        <dt>Deleted</dt>
+        <dd>
+          <RelativeTime at={b.deleted.at} /> {deletedBy(b.deleted)}
+        </dd>
+      </BundleSummary>
     </Page>
   );
 }
@@ -96,33 +106,14 @@ function BundleDetail() {
   );
   return (
     <Page title={b.filename} back={BACK} actions={actions} description={`From ${b.hostname}`}>
-      <section className="card" aria-labelledby="bundle-summary">
-        <h2 id="bundle-summary">Summary</h2>
-        <dl className="details">
-          <dt>Server</dt>
-          <dd>
-            {b.hostname} <span className="mono hint">{b.agent_id}</span>
-          </dd>
-          <dt>Tenant</dt>
-          <dd className="mono">{b.tenant_id}</dd>
-          <dt>Trigger</dt>
-          <dd className="mono">{m.trigger}</dd>
-          <dt>Agent version</dt>
-          <dd className="mono">{m.agent_version}</dd>
-          <dt>Bundle version</dt>
-          <dd className="mono">{m.bundle_version}</dd>
-          <dt>Collected</dt>
-          <dd>
-            <RelativeTime at={m.generated_at} />
-          </dd>
-          <dt>Uploaded</dt>
-          <dd>
-            <RelativeTime at={b.uploaded_at} />
-          </dd>
-          <dt>File SHA-256</dt>
-          <dd className="mono">{b.sha256}</dd>
-        </dl>
-      </section>
+      <BundleSummary b={b}>
+        <dt>Bundle version</dt>
+        <dd className="mono">{m.bundle_version}</dd>
+        <dt>Collected</dt>
+        <dd>
+          <RelativeTime at={m.generated_at} />
+        </dd>
+      </BundleSummary>
 
       <Insights bundleId={b.bundle_id} />
 
