@@ -3,6 +3,8 @@
 // (settings-options.ts), so help cannot drift from what is read; the exit codes come from
 // EXIT_CODES. Tables are aligned columns, two spaces apart, never wrapped.
 
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { Command, Help, Option } from 'commander';
 import { EXIT_CODES } from '../kernel/exit-codes.ts';
 import { SERVER_VERSION } from '../kernel/version.ts';
@@ -76,6 +78,20 @@ function formatHelp(command: Command, helper: Help): string {
   options.sort((a, b) => Number(a.long === '--version') - Number(b.long === '--version'));
   if (options.length > 0) parts.push(`Options:\n${columns(optionRows(options))}`);
   const help = HELP.get(isProgram && settingsOf ? settingsOf : command);
-  const footer = [help?.notes, EXIT_LINE, `Docs: ${help?.docs ?? 'docs/guard-server.md'}`];
+  const footer = [help?.notes, EXIT_LINE, `Docs: ${docsAt(help?.docs ?? 'docs/guard-server.md')}`];
   return `${parts.join('\n\n')}\n\n${footer.filter((l) => l !== undefined).join('\n')}\n`;
+}
+
+/** The project's source, where the docs live when they are not beside the code (the .deb, the image). */
+export const SOURCE_URL = 'https://github.com/guard-project/guard';
+const MAN_PAGE = '/usr/share/man/man1/guard-server.1.gz';
+
+/**
+ * A docs page as the reader can open it: the path in a checkout; installed (the .deb, the
+ * image), where no docs/ lies beside the code, the page in the source repository, and the man
+ * page when the package installed it.
+ */
+export function docsAt(page: string, checkoutRoot = fileURLToPath(new URL('../../../../', import.meta.url))): string {
+  if (existsSync(`${checkoutRoot}${page}`)) return page;
+  return `${SOURCE_URL}/blob/main/${page}${existsSync(MAN_PAGE) ? ' (and man guard-server)' : ''}`;
 }

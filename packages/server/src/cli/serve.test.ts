@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { loadServerConfig } from '../config.ts';
+import { docsAt } from './help.ts';
 import { type StartLayout, startLayout, startMessage } from './serve.ts';
 
 const INSTALLED: StartLayout = {
@@ -72,5 +73,15 @@ describe('serve start message', () => {
   it('on PostgreSQL, setup names the database, not the data dir', () => {
     const text = message({ database: 'postgres://guard@db.example.com:5432/guard' }, INSTALLED);
     assert.match(text, /guard-server setup --database \S+ --json/);
+  });
+});
+
+describe('the help footer’s Docs line', () => {
+  it('is the page’s path in a checkout, and the page in the source repository where no docs/ is installed', () => {
+    assert.equal(docsAt('docs/deploy.md'), 'docs/deploy.md');
+    assert.match(
+      docsAt('docs/deploy.md', '/nonexistent/'),
+      /^https:\/\/github\.com\/guard-project\/guard\/blob\/main\/docs\/deploy\.md/,
+    );
   });
 });
