@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { buildOnce } from '../build/cache.ts';
 import { imageTag, type ServerImage } from '../build/image.ts';
@@ -20,7 +20,7 @@ export async function loadedServerImage(): Promise<ServerImage & { name: string;
   const marker = join(DIST, '.stamps', 'server-image.loaded');
   const loaded = () =>
     podman(['image', 'inspect', '--format', '{{.Id}}', name]).stdout.trim() === image.id.replace('sha256:', '');
-  if (existsSync(marker) && !loaded()) await writeFile(marker, ''); // the store was wiped: load again
+  if (existsSync(marker) && !loaded()) await rm(marker, { force: true }); // the store was wiped: load again
   await buildOnce('server-image-loaded', image.id, [marker], async () => {
     if (!loaded()) {
       const r = podman(['load', '-i', image.path], 600_000);
