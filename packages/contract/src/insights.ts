@@ -7,7 +7,8 @@ import type { Static } from 'typebox';
 export const INSIGHT_STATES = ['pending', 'done', 'failed'] as const;
 export type InsightState = (typeof INSIGHT_STATES)[number];
 
-export const FINDING_SEVERITIES = ['info', 'warning', 'error'] as const;
+/** `critical` is given only by analyzer rules that say so; the built-in analyzers use the other three. */
+export const FINDING_SEVERITIES = ['info', 'warning', 'error', 'critical'] as const;
 export type FindingSeverity = (typeof FINDING_SEVERITIES)[number];
 
 export const Evidence = {
@@ -43,3 +44,51 @@ export const BundleInsights = {
   },
 } as const;
 export type BundleInsights = Static<typeof BundleInsights>;
+
+/** Analyzer rules (DESIGN §4 "Analyzers as code"): vendor-wide, set by support staff. */
+export const RULE_SEVERITIES = ['info', 'warning', 'critical'] as const;
+export type RuleSeverity = (typeof RULE_SEVERITIES)[number];
+export const RULE_ID_PATTERN = '^[a-z0-9][a-z0-9_.-]{0,62}$';
+export const RULES_MAX = 200;
+
+export const AnalyzerRule = {
+  type: 'object',
+  required: ['id', 'title', 'severity', 'member', 'pattern'],
+  additionalProperties: false,
+  properties: {
+    id: {
+      type: 'string',
+      pattern: RULE_ID_PATTERN,
+      description: 'lower case letters, digits, `_`, `.` and `-`; the finding code is `rule.<id>`',
+    },
+    title: { type: 'string', minLength: 1, maxLength: 200, description: "the finding's title" },
+    severity: { type: 'string', enum: [...RULE_SEVERITIES] },
+    member: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      description: 'a glob over member names, e.g. `agent.log*` (a rotated segment is read once gunzipped)',
+    },
+    pattern: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 1000,
+      description: 'a regular expression (JavaScript syntax) matched against each line, run in linear time',
+    },
+    min_count: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1_000_000_000,
+      description: 'lines that must match for the finding (default 1)',
+    },
+  },
+} as const;
+export type AnalyzerRule = Static<typeof AnalyzerRule>;
+
+export const AnalyzerRules = {
+  type: 'object',
+  required: ['rules'],
+  additionalProperties: false,
+  properties: { rules: { type: 'array', maxItems: RULES_MAX, items: AnalyzerRule } },
+} as const;
+export type AnalyzerRules = Static<typeof AnalyzerRules>;

@@ -15,7 +15,7 @@ import type { AppDeps } from './deps.ts';
 import { detectionRoutes } from './detection/index.ts';
 import { enrollmentRoutes } from './enrollment/index.ts';
 import { healthRoutes } from './health.ts';
-import { insightRoutes } from './insights/index.ts';
+import { analyzerRoutes, insightRoutes } from './insights/index.ts';
 import { apiDocs } from './kernel/api-docs.ts';
 import { errorResponses } from './kernel/error-responses.ts';
 import { fastifyOptions } from './kernel/fastify-options.ts';
@@ -77,6 +77,7 @@ export async function buildApp(
   }); // the tenant's detection policy, handed to its agents through their command channel
   await app.register(supportRoutes, deps);
   await app.register(insightRoutes, deps); // findings of each bundle, and its evidence lines
+  await app.register(analyzerRoutes, deps); // analyzer rules (support staff), re-analysis
   const withWake = { ...deps, wakeDeliveries: deps.webhooks.wake };
   await app.register(signalRoutes, withWake);
   await app.register(webhookRoutes, withWake);

@@ -66,7 +66,7 @@ describe('the analysis queue', () => {
       const job = await jobs.claim(claimedAt, new Date(claimedAt.getTime() + 60_000));
       assert.ok(job, `claim ${n + 1}`);
       order.push(job.bundleId);
-      await jobs.finish(job.bundleId, { state: 'done', findings: [], summary: null }, claimedAt);
+      await jobs.finish(job, { state: 'done', findings: [], summary: null }, claimedAt);
     }
     assert.deepEqual(order, [
       'ten_a-b1',

@@ -8,16 +8,14 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { constants, createZstdCompress, gzipSync, zstdCompressSync } from 'node:zlib';
 import tar from 'tar-stream';
-import { collectBundle } from '../../agent/src/bundle/index.ts';
-import type { AgentConfig } from '../../agent/src/config.ts';
-import { SILENT_PROGRESS } from '../../agent/src/progress.ts';
+import { type BuiltBundle, type CollectOptions, collectTestBundle, uploadBundle } from './bundle-harness.ts';
 import {
   api,
   Clock,
@@ -64,20 +62,7 @@ async function tempDir(): Promise<string> {
 }
 
 /** Uploads bytes with a manifest as the agent would; returns the bundle id. */
-async function upload(a: EnrolledAgent, bytes: Buffer, manifest: unknown): Promise<string> {
-  const p = await presign(base, a.api_key, { size: bytes.length, sha256: sha256(bytes) });
-  assert.equal(p.status, 200, p.text);
-  const put = await putObject(p.json.url, bytes);
-  assert.equal(put.status, 200, put.text);
-  const r = await register(base, a.api_key, {
-    object_key: p.json.object_key,
-    sha256: sha256(bytes),
-    size: bytes.length,
-    manifest,
-  });
-  assert.equal(r.status, 201, r.text);
-  return r.json.bundle_id;
-}
+const upload = (a: EnrolledAgent, bytes: Buffer, manifest: unknown) => uploadBundle(base, a, bytes, manifest);
 
 async function insights(bundleId: string, token = support): Promise<Loose> {
   let last: Loose;
@@ -94,66 +79,8 @@ async function insights(bundleId: string, token = support): Promise<Loose> {
   return last;
 }
 
-interface BuiltBundle {
-  bytes: Buffer;
-  manifest: Loose;
-  /** The members as collected, for checking evidence lines. */
-  texts: Map<string, string>;
-}
-
 /** A real bundle made by the agent's collect from a home with these files. */
-async function collect(options: {
-  log: string;
-  segments?: Record<string, string>;
-  probeStatus?: unknown;
-  btf?: boolean;
-  now?: Date;
-  capBytes?: number;
-  version?: string;
-  requestId?: string;
-}): Promise<BuiltBundle> {
-  const root = await tempDir();
-  const logDir = join(root, 'log');
-  const stateDir = join(root, 'state');
-  await mkdir(logDir, { recursive: true });
-  await mkdir(stateDir, { recursive: true });
-  await writeFile(join(logDir, 'agent.log'), options.log);
-  for (const [name, text] of Object.entries(options.segments ?? {}))
-    await writeFile(join(logDir, name), gzipSync(text));
-  if (options.probeStatus !== undefined)
-    await writeFile(join(stateDir, 'probe-status.json'), JSON.stringify(options.probeStatus));
-  await writeFile(join(root, 'btf'), '');
-  await writeFile(join(root, 'os-release'), 'ID=debian\nVERSION_ID="12"\n');
-  await writeFile(join(root, 'unpriv'), '1\n');
-  await symlink('/etc/hostname', join(logDir, 'agent.log.99.gz')); // left out: a collection error
-  const config: AgentConfig = {
-    source: undefined,
-    effective: { log_path: join(logDir, 'agent.log'), state_dir: stateDir },
-    logPath: join(logDir, 'agent.log'),
-    stateDir,
-    environment: undefined,
-    extraKeys: [],
-  };
-  const out = join(root, 'bundle.tar.zst');
-  const result = await collectBundle({
-    config,
-    out,
-    cwd: root,
-    agentVersion: options.version ?? '0.1.0',
-    trigger: options.requestId ? 'console_push' : 'cli',
-    requestId: options.requestId,
-    now: () => options.now ?? new Date(T0 - 60_000),
-    progress: SILENT_PROGRESS,
-    sources: {
-      osRelease: join(root, 'os-release'),
-      btfVmlinux: options.btf === false ? join(root, 'no-btf-here') : join(root, 'btf'),
-      unprivilegedBpfDisabled: join(root, 'unpriv'),
-    },
-    capBytes: options.capBytes,
-  });
-  const texts = new Map<string, string>([['agent.log', options.log], ...Object.entries(options.segments ?? {})]);
-  return { bytes: await readFile(out), manifest: result.manifest, texts };
-}
+const collect = async (options: CollectOptions) => collectTestBundle(await tempDir(), options);
 
 function slog(ms: number, level: string, msg: string, attrs = ''): string {
   return `time=${at(ms)} level=${level} msg="${msg}"${attrs ? ` ${attrs}` : ''}`;

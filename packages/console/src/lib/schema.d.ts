@@ -5286,7 +5286,7 @@ export interface paths {
                                 /** @description stable dotted code, e.g. log.frequent_error */
                                 code: string;
                                 /** @enum {string} */
-                                severity: "info" | "warning" | "error";
+                                severity: "info" | "warning" | "error" | "critical";
                                 /** @description one line */
                                 title: string;
                                 detail: string;
@@ -5396,6 +5396,330 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/support/analyzers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The analyzer rules support staff set, and the analyzers built in */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            rules: {
+                                /** @description lower case letters, digits, `_`, `.` and `-`; the finding code is `rule.<id>` */
+                                id: string;
+                                /** @description the finding's title */
+                                title: string;
+                                /** @enum {string} */
+                                severity: "info" | "warning" | "critical";
+                                /** @description a glob over member names, e.g. `agent.log*` (a rotated segment is read once gunzipped) */
+                                member: string;
+                                /** @description a regular expression (JavaScript syntax) matched against each line, run in linear time */
+                                pattern: string;
+                                /** @description lines that must match for the finding (default 1) */
+                                min_count?: number;
+                            }[];
+                            updated_at: string | null;
+                            /** @description the user id who set them */
+                            updated_by: string | null;
+                            /** @description the analyzers built into the service, run on every bundle before the rules */
+                            builtin: {
+                                name: string;
+                                description: string;
+                                /** @description the finding codes it gives */
+                                codes: string[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /** Replaces the analyzer rules (audited); every bundle analysed afterwards gets their findings. 400 invalid_pattern: a pattern that cannot run in linear time */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        rules: {
+                            /** @description lower case letters, digits, `_`, `.` and `-`; the finding code is `rule.<id>` */
+                            id: string;
+                            /** @description the finding's title */
+                            title: string;
+                            /** @enum {string} */
+                            severity: "info" | "warning" | "critical";
+                            /** @description a glob over member names, e.g. `agent.log*` (a rotated segment is read once gunzipped) */
+                            member: string;
+                            /** @description a regular expression (JavaScript syntax) matched against each line, run in linear time */
+                            pattern: string;
+                            /** @description lines that must match for the finding (default 1) */
+                            min_count?: number;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            rules: {
+                                /** @description lower case letters, digits, `_`, `.` and `-`; the finding code is `rule.<id>` */
+                                id: string;
+                                /** @description the finding's title */
+                                title: string;
+                                /** @enum {string} */
+                                severity: "info" | "warning" | "critical";
+                                /** @description a glob over member names, e.g. `agent.log*` (a rotated segment is read once gunzipped) */
+                                member: string;
+                                /** @description a regular expression (JavaScript syntax) matched against each line, run in linear time */
+                                pattern: string;
+                                /** @description lines that must match for the finding (default 1) */
+                                min_count?: number;
+                            }[];
+                            updated_at: string | null;
+                            /** @description the user id who set them */
+                            updated_by: string | null;
+                            /** @description the analyzers built into the service, run on every bundle before the rules */
+                            builtin: {
+                                name: string;
+                                description: string;
+                                /** @description the finding codes it gives */
+                                codes: string[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/support/analyzers/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What analyzer rules (default: the ones set) find in one stored bundle; nothing is stored (the read is audited) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        bundle_id: string;
+                        rules?: {
+                            /** @description lower case letters, digits, `_`, `.` and `-`; the finding code is `rule.<id>` */
+                            id: string;
+                            /** @description the finding's title */
+                            title: string;
+                            /** @enum {string} */
+                            severity: "info" | "warning" | "critical";
+                            /** @description a glob over member names, e.g. `agent.log*` (a rotated segment is read once gunzipped) */
+                            member: string;
+                            /** @description a regular expression (JavaScript syntax) matched against each line, run in linear time */
+                            pattern: string;
+                            /** @description lines that must match for the finding (default 1) */
+                            min_count?: number;
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bundle_id: string;
+                            /** @description the findings these rules give */
+                            findings: {
+                                /** @description stable dotted code, e.g. log.frequent_error */
+                                code: string;
+                                /** @enum {string} */
+                                severity: "info" | "warning" | "error" | "critical";
+                                /** @description one line */
+                                title: string;
+                                detail: string;
+                                evidence: {
+                                    /** @description archive member, e.g. agent.log or BUNDLE-MANIFEST.json */
+                                    member: string;
+                                    /** @description 1-based line number in the (decompressed) member */
+                                    line?: number;
+                                }[];
+                            }[];
+                            matches: {
+                                id: string;
+                                /** @description lines matched, whatever min_count says */
+                                count: number;
+                                members: string[];
+                            }[];
+                            elapsed_ms: number;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/support/bundles/{id}/analyze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Analyses one bundle again, with today's analyzers and rules; its insights are pending until then (support staff, or the tenant's admin; audited) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            bundle_id: string;
+                            /** @enum {string} */
+                            state: "pending";
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

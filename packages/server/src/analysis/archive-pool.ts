@@ -18,6 +18,8 @@ import type { BundleManifest } from '@guard/contract';
 import type { FromThread, ThreadTask, ToThread } from './archive-thread.ts';
 import type { MemberLines } from './member-lines.ts';
 import { type ArchiveFacts, Unanalysable } from './read-archive.ts';
+import { enableLinearRegExp } from './rule-pattern.ts';
+import type { RuleSpec } from './rule-scan.ts';
 
 export interface ArchivePoolOptions {
   /** Tasks running at once; more wait. */
@@ -42,6 +44,8 @@ export class ArchivePool {
   readonly #waiting: (() => void)[] = [];
 
   constructor(options: ArchivePoolOptions) {
+    // The threads' analyzer rules run on V8's linear-time engine: a process-wide flag, set before a thread starts.
+    enableLinearRegExp();
     this.#options = options;
   }
 
@@ -54,9 +58,10 @@ export class ArchivePool {
   readArchive(
     body: Readable,
     manifest: BundleManifest,
-    options: { deadlineMs: number; signal?: AbortSignal },
+    options: { deadlineMs: number; signal?: AbortSignal; rules?: readonly RuleSpec[] },
   ): Promise<ArchiveFacts> {
-    const task: ThreadTask = { kind: 'facts', manifest, deadlineMs: options.deadlineMs };
+    const rules = (options.rules ?? []).map(({ id, member, pattern }) => ({ id, member, pattern }));
+    const task: ThreadTask = { kind: 'facts', manifest, deadlineMs: options.deadlineMs, rules };
     return this.#run(task, body, options.deadlineMs, options.signal) as Promise<ArchiveFacts>;
   }
 

@@ -9,9 +9,10 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { BundleManifest } from '@guard/contract';
 import { memberLines } from './member-lines.ts';
 import { readArchive, Unanalysable } from './read-archive.ts';
+import type { RuleSpec } from './rule-scan.ts';
 
 export type ThreadTask =
-  | { kind: 'facts'; manifest: BundleManifest; deadlineMs: number }
+  | { kind: 'facts'; manifest: BundleManifest; deadlineMs: number; rules: RuleSpec[] }
   | { kind: 'lines'; member: string; from: number; to: number };
 
 /** What the pool sends: the archive's bytes, its end, or why it could not be read. */
@@ -38,7 +39,7 @@ function run(port: NonNullable<typeof parentPort>, task: ThreadTask): void {
   });
   const work: Promise<unknown> =
     task.kind === 'facts'
-      ? readArchive(body, task.manifest, { deadlineMs: task.deadlineMs })
+      ? readArchive(body, task.manifest, { deadlineMs: task.deadlineMs, rules: task.rules })
       : memberLines(body, task.member, task.from, task.to);
   work.then(
     (value) => port.postMessage({ type: 'result', value } satisfies FromThread),

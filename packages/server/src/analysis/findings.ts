@@ -16,15 +16,19 @@ import {
 import type { ArchiveFacts } from './read-archive.ts';
 
 export {
+  BUILT_IN_ANALYZERS,
   CLOCK_SKEW_TOLERANCE_MS,
   type FindingContext,
   FREQUENT_ERRORS_SHOWN,
   type InsightSummary,
   lineOf,
+  RULE_CODE_PREFIX,
+  RULES_ANALYZER,
+  ruleSpecs,
   trimmedSpan,
 } from './analyzers/index.ts';
 
-const SEVERITY_ORDER: Record<FindingSeverity, number> = { error: 0, warning: 1, info: 2 };
+const SEVERITY_ORDER: Record<FindingSeverity, number> = { critical: 0, error: 1, warning: 2, info: 3 };
 
 export function buildFindings(
   facts: ArchiveFacts,

@@ -4,7 +4,17 @@
 // piece of evidence. No IO but the stream handed in; no database. Used by insights/ (the
 // worker and the routes) and by bench/insights.ts, which runs the analysis alone.
 export { ArchivePool, type ArchivePoolOptions } from './archive-pool.ts';
-export { buildFindings, couldNotAnalyse, type InsightSummary } from './findings.ts';
+export {
+  BUILT_IN_ANALYZERS,
+  buildFindings,
+  couldNotAnalyse,
+  type InsightSummary,
+  RULE_CODE_PREFIX,
+  RULES_ANALYZER,
+  ruleSpecs,
+} from './findings.ts';
 export { MAX_CONTEXT_LINES, type MemberLines, memberLines } from './member-lines.ts';
 export { type ArchiveFacts, readArchive, Unanalysable } from './read-archive.ts';
+export { compilePattern, PatternError } from './rule-pattern.ts';
+export { memberMatches, type RuleHit, type RuleSpec } from './rule-scan.ts';
 export { newestVersion } from './versions.ts';

@@ -28,6 +28,7 @@ import {
   SYSTEM_MEMBER,
 } from '@guard/contract';
 import { LogScanner, type LogStats } from './log-scan.ts';
+import { type MemberRuleScanner, type RuleHit, RuleSet, type RuleSpec } from './rule-scan.ts';
 import { type EntryConsumer, TarError, TarReader } from './tar-reader.ts';
 
 /** 2^23 = 8 MiB: `zstd -19` needs at most that; the agent (level 3) 2 MiB. */
@@ -65,6 +66,8 @@ export interface ArchiveFacts {
   /** The archive's own BUNDLE-MANIFEST.json text (evidence lines point into it). */
   manifestText: string;
   segmentProblems: SegmentProblem[];
+  /** What each analyzer rule given matched, in the order given (none given: empty). */
+  ruleHits: RuleHit[];
 }
 
 /** Bytes a tar archive of these members may take: headers, padding, end blocks, records. */
@@ -77,7 +80,7 @@ function tarBound(manifest: BundleManifest): number {
 export async function readArchive(
   body: Readable,
   manifest: BundleManifest,
-  options: { deadlineMs: number; signal?: AbortSignal },
+  options: { deadlineMs: number; signal?: AbortSignal; rules?: readonly RuleSpec[] },
 ): Promise<ArchiveFacts> {
   const declared = manifest.contents.reduce((sum, m) => sum + m.size, 0);
   if (declared > DECLARED_MAX_BYTES)
@@ -91,11 +94,13 @@ export async function readArchive(
   const segmentProblems: SegmentProblem[] = [];
   let system: ArchiveFacts['system'];
   let manifestText: string | undefined;
+  const rules = new RuleSet(options.rules ?? []);
 
   const reader = new TarReader((entry): EntryConsumer => {
     const { name, size } = entry;
     if (seen.has(name)) throw new Unanalysable(`member ${name} appears twice in the archive`, name);
     seen.add(name);
+    const matcher = rules.forMember(name);
     if (name === MANIFEST_MEMBER) {
       if (size > SMALL_MEMBER_MAX_BYTES)
         throw new Unanalysable(`${MANIFEST_MEMBER} is ${size} bytes: no manifest is that large`, name);
@@ -103,8 +108,11 @@ export async function readArchive(
       return {
         data: (c) => void parts.push(Buffer.from(c)),
         end: () => {
-          manifestText = Buffer.concat(parts).toString('utf8');
+          const bytes = Buffer.concat(parts);
+          manifestText = bytes.toString('utf8');
           checkArchiveManifest(manifestText, manifest);
+          matcher?.push(bytes);
+          matcher?.end();
         },
       };
     }
@@ -118,15 +126,19 @@ export async function readArchive(
         name,
       );
     const hash = createHash('sha256');
-    const inner = contentReader(name, size, logs, segmentProblems, segmentText, (s) => {
+    const segment = name.endsWith('.gz');
+    const inner = contentReader(name, size, logs, segmentProblems, segmentText, segment ? matcher : undefined, (s) => {
       system = s;
     });
+    const plain = segment ? undefined : matcher;
     return {
       async data(chunk) {
         hash.update(chunk);
+        plain?.push(chunk);
         await inner?.data(chunk);
       },
       async end() {
+        plain?.end();
         await inner?.end();
         if (hash.digest('hex') !== want.sha256)
           throw new Unanalysable(`member ${name} does not match its SHA-256 in the manifest`, name);
@@ -177,7 +189,7 @@ export async function readArchive(
   for (const m of manifest.contents)
     if (!seen.has(m.name)) throw new Unanalysable(`member ${m.name} listed in the manifest is missing`, m.name);
   if (manifestText === undefined) throw new Unanalysable(`the archive has no ${MANIFEST_MEMBER}`);
-  return { logs, system, manifestText, segmentProblems };
+  return { logs, system, manifestText, segmentProblems, ruleHits: rules.hits() };
 }
 
 /** Resolves when `stream` emits one of `events` (or 'close'); every listener added is removed then. */
@@ -230,6 +242,7 @@ function contentReader(
   logs: Map<string, LogStats>,
   problems: SegmentProblem[],
   segmentText: { left: number },
+  segmentRules: MemberRuleScanner | undefined,
   onSystem: (s: ArchiveFacts['system']) => void,
 ): EntryConsumer | undefined {
   if (name === AGENT_LOG_MEMBER) {
@@ -255,7 +268,7 @@ function contentReader(
     };
   }
   if (name === CONFIG_MEMBER) return undefined;
-  if (name.endsWith('.gz')) return segmentReader(name, logs, problems, segmentText);
+  if (name.endsWith('.gz')) return segmentReader(name, logs, problems, segmentText, segmentRules);
   return undefined;
 }
 
@@ -265,6 +278,7 @@ function segmentReader(
   logs: Map<string, LogStats>,
   problems: SegmentProblem[],
   budget: { left: number },
+  rules: MemberRuleScanner | undefined,
 ): EntryConsumer {
   const scanner = new LogScanner(name);
   let gunzip: Gunzip | undefined = createGunzip({ chunkSize: ZLIB_CHUNK_BYTES });
@@ -283,6 +297,7 @@ function segmentReader(
       return;
     }
     scanner.push(c);
+    rules?.push(c);
   });
   gunzip.on('error', (e) => give(`is not valid gzip (${describe(e)}): only what came before was read`));
   return {
@@ -299,6 +314,7 @@ function segmentReader(
       }
       if (failed) problems.push({ member: name, message: `${name} ${failed}` });
       logs.set(name, scanner.end());
+      rules?.end();
     },
   };
 }

@@ -405,6 +405,20 @@ export interface PasswordLinkTable {
 }
 
 /** A failed sign-in, once per key it counts against (auth/login-rate-limit.ts). */
+/** An analyzer rule support staff set (migration 0020): vendor-wide, the list replaced as a whole. */
+export interface AnalyzerRuleTable {
+  id: string;
+  position: number;
+  title: string;
+  severity: string;
+  member: string;
+  pattern: string;
+  min_count: number | null;
+  updated_at: string;
+  /** The user id of the support staff member who set the list. */
+  updated_by: string;
+}
+
 export interface LoginFailureTable {
   key_hash: string;
   at: string;
@@ -513,6 +527,7 @@ export interface Database {
   scim_groups: ScimGroupTable;
   scim_group_members: ScimGroupMemberTable;
   login_failures: LoginFailureTable;
+  analyzer_rules: AnalyzerRuleTable;
   sessions: SessionTable;
   password_links: PasswordLinkTable;
   signals: SignalTable;

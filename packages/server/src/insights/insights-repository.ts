@@ -20,6 +20,8 @@ export interface ClaimedBundle {
   manifest: string;
   uploadedAt: string;
   attempts: number;
+  /** When this claim was made: the outcome is recorded only while the claim is still this one. */
+  claimedAt: string;
 }
 
 /** Queues a newly registered bundle for analysis; `db` is the registering transaction. */
@@ -115,16 +117,22 @@ export class InsightsRepository {
           manifest: candidate.manifest,
           uploadedAt: candidate.uploaded_at,
           attempts: candidate.attempts + 1,
+          claimedAt: now,
         };
     }
     return undefined;
   }
 
+  /**
+   * Records a claimed bundle's outcome — unless it was queued again meanwhile (requeue: a
+   * re-analysis asked for while this one ran), whose own analysis then records it.
+   */
   async finish(
-    bundleId: string,
+    job: { bundleId: string; claimedAt: string },
     result: { state: 'done' | 'failed'; findings: Finding[]; summary: InsightSummary | null },
     at: Date,
   ): Promise<void> {
+    const bundleId = job.bundleId;
     await this.#db
       .updateTable('bundle_insights')
       .set({
@@ -136,7 +144,21 @@ export class InsightsRepository {
       })
       .where('bundle_id', '=', bundleId)
       .where('state', '=', 'running')
+      .where('claimed_at', '=', job.claimedAt)
       .execute();
+  }
+
+  /**
+   * Queues a bundle's analysis again (POST …/analyze): the next claim analyses it afresh, with
+   * the rules of that time; an analysis under way records nothing (finish). False: no such bundle.
+   */
+  async requeue(bundleId: string): Promise<boolean> {
+    const updated = await this.#db
+      .updateTable('bundle_insights')
+      .set({ state: 'pending', attempts: 0, lease_until: null, finished_at: null })
+      .where('bundle_id', '=', bundleId)
+      .executeTakeFirst();
+    return Number(updated.numUpdatedRows) > 0;
   }
 
   /** Hands a claimed bundle back (the worker is stopping): the next start takes it again. */
@@ -160,6 +182,29 @@ export class InsightsRepository {
   }
 
   /** A bundle's insights; tenantId null finds it in any tenant (support staff). */
+  /** A bundle as its archive is read (the evidence lines, a rule test), in the tenant's scope (null: any tenant's). */
+  async archiveOf(
+    tenantId: string | null,
+    bundleId: string,
+  ): Promise<
+    | {
+        id: string;
+        tenant_id: string;
+        object_key: string;
+        manifest: string;
+        uploaded_at: string;
+        deleted_at?: string | null;
+      }
+    | undefined
+  > {
+    let query = this.#db
+      .selectFrom('bundles')
+      .select(['id', 'tenant_id', 'object_key', 'manifest', 'uploaded_at', 'deleted_at'])
+      .where('id', '=', bundleId);
+    if (tenantId !== null) query = query.where('tenant_id', '=', tenantId);
+    return await query.executeTakeFirst();
+  }
+
   async find(
     tenantId: string | null,
     bundleId: string,

@@ -34,7 +34,7 @@ const Lines = Type.Object({
 });
 
 /** A deleted bundle's findings and lines are gone with it (support/deletion.ts). */
-const bundleDeleted = () =>
+export const bundleDeleted = () =>
   new ApiError(410, 'bundle_deleted', 'the bundle was deleted: its file and findings are gone');
 
 const scopeOf = (user: UserPrincipal): string | null => (user.role === 'support' ? null : user.tenantId);
@@ -44,8 +44,8 @@ export interface InsightsDeps {
   db: Db;
   now: () => Date;
   store: ObjectStore;
-  /** Runs untrusted archive work (evidence lines) in worker threads. */
-  insights: { archives: ArchivePool };
+  /** Runs untrusted archive work (evidence lines, rule tests) in worker threads; wake(): a bundle was queued. */
+  insights: { archives: ArchivePool; wake: () => void };
 }
 
 export const insightRoutes: FastifyPluginAsyncTypebox<InsightsDeps> = async (app, deps) => {
@@ -96,13 +96,7 @@ export const insightRoutes: FastifyPluginAsyncTypebox<InsightsDeps> = async (app
       const user = requireUser(req, READERS);
       const { member, line } = req.query;
       const context = req.query.context ?? 5;
-      let query = deps.db
-        .selectFrom('bundles')
-        .select(['id', 'tenant_id', 'object_key', 'manifest', 'deleted_at'])
-        .where('id', '=', req.params.id);
-      const scope = scopeOf(user);
-      if (scope !== null) query = query.where('tenant_id', '=', scope);
-      const bundle = await query.executeTakeFirst();
+      const bundle = await insights.archiveOf(scopeOf(user), req.params.id);
       if (!bundle) throw notFound('bundle');
       if (bundle.deleted_at != null) throw bundleDeleted();
       const manifest = parseManifest(JSON.parse(bundle.manifest));

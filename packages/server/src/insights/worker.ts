@@ -8,11 +8,20 @@
 // contains can stop the worker or harm the service.
 
 import { parseManifest } from '@guard/contract';
-import { type ArchivePool, buildFindings, couldNotAnalyse, newestVersion, Unanalysable } from '../analysis/index.ts';
+import {
+  type ArchivePool,
+  buildFindings,
+  couldNotAnalyse,
+  newestVersion,
+  ruleSpecs,
+  Unanalysable,
+} from '../analysis/index.ts';
 import type { Db } from '../db/index.ts';
 import { BackgroundLoop } from '../kernel/background-loop.ts';
 import type { Logger } from '../kernel/logger.ts';
 import type { ObjectStore } from '../objects/index.ts';
+import { runnableRules } from './analyzer-rules.ts';
+import { AnalyzerRulesRepository } from './analyzer-rules-repository.ts';
 import { type ClaimedBundle, InsightsRepository, MAX_ATTEMPTS } from './insights-repository.ts';
 
 export interface InsightsWorkerDeps {
@@ -48,6 +57,7 @@ export class InsightsWorker {
   readonly #deps: InsightsWorkerDeps;
   readonly #options: InsightsWorkerOptions;
   readonly #jobs: InsightsRepository;
+  readonly #rules: AnalyzerRulesRepository;
   readonly #loop: BackgroundLoop;
   #stop = new AbortController();
 
@@ -55,6 +65,7 @@ export class InsightsWorker {
     this.#deps = deps;
     this.#options = options;
     this.#jobs = new InsightsRepository(deps.db);
+    this.#rules = new AnalyzerRulesRepository(deps.db);
     this.#loop = new BackgroundLoop(
       async () => {
         await this.#work();
@@ -104,7 +115,7 @@ export class InsightsWorker {
     const { log } = this.#deps;
     const failed = (reason: string, member?: string) =>
       this.#jobs.finish(
-        job.bundleId,
+        job,
         { state: 'failed', findings: [couldNotAnalyse(reason, member)], summary: null },
         this.#deps.now(),
       );
@@ -121,9 +132,11 @@ export class InsightsWorker {
         await failed('the bundle file is no longer in the object store');
         return;
       }
+      const rules = runnableRules((await this.#rules.list()).rules, log);
       const facts = await this.#deps.archives.readArchive(object.body, manifest, {
         deadlineMs: this.#options.timeoutMs,
         signal: this.#stop.signal,
+        rules: ruleSpecs(rules),
       });
       const [requestCreatedAt, versions, previous] = await Promise.all([
         manifest.request_id ? this.#jobs.requestCreatedAt(job.agentId, manifest.request_id) : undefined,
@@ -136,8 +149,9 @@ export class InsightsWorker {
         requestCreatedAt,
         newestTenantVersion: newestVersion([...versions, manifest.agent_version]),
         previous,
+        rules,
       });
-      await this.#jobs.finish(job.bundleId, { state: 'done', findings, summary }, this.#deps.now());
+      await this.#jobs.finish(job, { state: 'done', findings, summary }, this.#deps.now());
       log.info({ bundleId: job.bundleId, findings: findings.length, ms: Date.now() - started }, 'bundle analysed');
     } catch (error) {
       if (this.#stop.signal.aborted) {

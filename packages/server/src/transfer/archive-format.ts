@@ -50,6 +50,7 @@ export const TABLES = [
   'detection_policies',
   'login_failures',
   'auth_flows',
+  'analyzer_rules',
 ] as const;
 export type TableName = (typeof TABLES)[number];
 

@@ -3,7 +3,7 @@
 // findings of a bundle are those of every analyzer in ANALYZERS (index.ts), in that order,
 // then sorted by severity. Pure: no IO, no clock.
 
-import type { BundleManifest, Evidence, Finding, FindingSeverity } from '@guard/contract';
+import type { AnalyzerRule, BundleManifest, Evidence, Finding, FindingSeverity } from '@guard/contract';
 import { AGENT_LOG_MEMBER, MANIFEST_MEMBER, SYSTEM_MEMBER, type SystemFieldValue, systemFields } from '@guard/contract';
 import type { LogStats } from '../log-scan.ts';
 import type { ArchiveFacts } from '../read-archive.ts';
@@ -29,6 +29,8 @@ export interface FindingContext {
   /** The newest agent version among the tenant's servers. */
   newestTenantVersion?: string;
   previous?: { bundleId: string; uploadedAt: string; summary: InsightSummary };
+  /** The analyzer rules support staff set, whose matches the archive reading counted (facts.ruleHits). */
+  rules?: readonly AnalyzerRule[];
 }
 
 /** system.json as far as the analyzers read it. */
@@ -60,6 +62,8 @@ export interface AnalyzerInput {
 export interface Analyzer {
   /** A short name, for people and for the list's tests. */
   readonly name: string;
+  /** What it looks for, in one sentence (GET /v1/support/analyzers lists it). */
+  readonly description: string;
   /** The finding codes it may answer (docs/guard-server.md, "Bundle insights"). */
   readonly codes: readonly string[];
   analyze(input: AnalyzerInput): Finding[];

@@ -53,6 +53,7 @@ function input(
       system: undefined,
       manifestText: JSON.stringify(manifest, null, 2),
       segmentProblems: [],
+      ruleHits: [],
       ...facts,
     },
     { uploadedAt: T0, ...ctx, manifest },

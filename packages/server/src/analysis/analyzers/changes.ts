@@ -10,6 +10,7 @@ const since = ({ ctx }: AnalyzerInput) =>
 
 export const newErrors: Analyzer = {
   name: 'new errors',
+  description: "Error messages that the same server's previous analysed bundle did not have (up to 5 named).",
   codes: ['change.new_errors'],
   analyze(input) {
     const prev = input.ctx.previous;
@@ -34,6 +35,7 @@ export const newErrors: Analyzer = {
 
 export const agentVersionChanged: Analyzer = {
   name: 'agent version changed',
+  description: "The agent version differs from the same server's previous bundle.",
   codes: ['change.agent_version'],
   analyze(input) {
     const prev = input.ctx.previous;
@@ -52,6 +54,7 @@ export const agentVersionChanged: Analyzer = {
 
 export const kernelChanged: Analyzer = {
   name: 'kernel changed',
+  description: "The kernel release differs from the same server's previous bundle.",
   codes: ['change.kernel'],
   analyze(input) {
     const prev = input.ctx.previous;

@@ -6,6 +6,7 @@ import type { Analyzer } from './analyzer.ts';
 import { agentVersionChanged, kernelChanged, newErrors } from './changes.ts';
 import { crashes, frequentErrors, logLevels, manyMessages, restarts, unreadableSegments } from './logs.ts';
 import { clockSkew, collectionErrors, outdatedAgent, redaction, trimmedSegments } from './manifest.ts';
+import { analyzerRules } from './rules.ts';
 import { btfMissing, probeFailed } from './system.ts';
 
 export {
@@ -18,6 +19,7 @@ export {
 } from './analyzer.ts';
 export { FREQUENT_ERRORS_SHOWN } from './logs.ts';
 export { CLOCK_SKEW_TOLERANCE_MS, trimmedSpan } from './manifest.ts';
+export { analyzerRules as RULES_ANALYZER, RULE_CODE_PREFIX, ruleSpecs } from './rules.ts';
 
 export const ANALYZERS: readonly Analyzer[] = [
   logLevels,
@@ -36,4 +38,8 @@ export const ANALYZERS: readonly Analyzer[] = [
   newErrors,
   agentVersionChanged,
   kernelChanged,
+  analyzerRules,
 ];
+
+/** The analyzers written in code (every one but the rules support staff set). */
+export const BUILT_IN_ANALYZERS: readonly Analyzer[] = ANALYZERS.filter((a) => a !== analyzerRules);

@@ -10,6 +10,7 @@ const STARTS_SHOWN = 10;
 
 export const logLevels: Analyzer = {
   name: 'log levels',
+  description: "agent.log's ERROR and WARN lines, its line count and time span, and each rotated segment's.",
   codes: ['log.levels'],
   analyze({ agentLog, logs }) {
     if (!agentLog) return [];
@@ -38,6 +39,8 @@ export const logLevels: Analyzer = {
 
 export const frequentErrors: Analyzer = {
   name: 'frequent errors',
+  description:
+    'The 5 most frequent error messages of agent.log (numbers and hex folded), with counts and first and last lines.',
   codes: ['log.frequent_error'],
   analyze({ agentLog }) {
     if (!agentLog) return [];
@@ -62,6 +65,7 @@ export const frequentErrors: Analyzer = {
 
 export const manyMessages: Analyzer = {
   name: 'many messages',
+  description: 'More than 1,000 distinct error messages in agent.log (the rest are only counted).',
   codes: ['log.many_messages'],
   analyze({ agentLog }) {
     if (!agentLog || agentLog.otherErrors === 0) return [];
@@ -79,6 +83,7 @@ export const manyMessages: Analyzer = {
 
 export const restarts: Analyzer = {
   name: 'restarts',
+  description: 'More than one agent start in the logs.',
   codes: ['agent.restarts'],
   analyze({ logs }) {
     const starts = logs.flatMap((l) => l.starts.map((s) => ({ ...s, member: l.member })));
@@ -102,6 +107,7 @@ export const restarts: Analyzer = {
 
 export const crashes: Analyzer = {
   name: 'crash traces',
+  description: 'Crash traces in any log: panic, fatal error, goroutine [running], SIGSEGV (up to 5).',
   codes: ['agent.crash'],
   analyze({ logs }) {
     const all = logs.flatMap((l) => l.crashes.map((c) => ({ ...c, member: l.member })));
@@ -122,6 +128,7 @@ export const crashes: Analyzer = {
 
 export const unreadableSegments: Analyzer = {
   name: 'unreadable segments',
+  description: 'A rotated segment that is not valid gzip, or inflates beyond what a bundle may read.',
   codes: ['log.segment_unreadable'],
   analyze({ facts }) {
     return facts.segmentProblems.map((p) =>

@@ -11,6 +11,7 @@ export const CLOCK_SKEW_TOLERANCE_MS = 60_000;
 
 export const clockSkew: Analyzer = {
   name: 'clock skew',
+  description: "generated_at more than 60 s after the upload, or before the console's request was made.",
   codes: ['clock.skew'],
   analyze({ manifest, ctx, inManifest }) {
     const generated = Date.parse(manifest.generated_at);
@@ -43,6 +44,7 @@ export const clockSkew: Analyzer = {
 
 export const outdatedAgent: Analyzer = {
   name: 'outdated agent',
+  description: "An agent older than the newest of the tenant's servers.",
   codes: ['agent.outdated'],
   analyze({ manifest, ctx, inManifest }) {
     if (!ctx.newestTenantVersion || (compareVersions(manifest.agent_version, ctx.newestTenantVersion) ?? 0) >= 0)
@@ -61,6 +63,7 @@ export const outdatedAgent: Analyzer = {
 
 export const trimmedSegments: Analyzer = {
   name: 'trimmed segments',
+  description: 'Rotated segments left out for the size cap, with the time they covered.',
   codes: ['bundle.trimmed_segments'],
   analyze({ manifest, facts, inManifest }) {
     if (manifest.trimmed_segments.length === 0) return [];
@@ -78,6 +81,7 @@ export const trimmedSegments: Analyzer = {
 
 export const collectionErrors: Analyzer = {
   name: 'collection errors',
+  description: 'Each collection error the agent recorded in the manifest.',
   codes: ['bundle.collection_error'],
   analyze({ manifest, inManifest }) {
     return manifest.collection_errors.map((e) =>
@@ -90,6 +94,7 @@ export const collectionErrors: Analyzer = {
 
 export const redaction: Analyzer = {
   name: 'redaction',
+  description: 'How many values were masked, per member.',
   codes: ['bundle.redaction'],
   analyze({ manifest, inManifest }) {
     const masked = Object.entries(manifest.redaction.members)

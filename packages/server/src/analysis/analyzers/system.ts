@@ -7,6 +7,7 @@ const PROBE_OK = new Set(['attached', 'running', 'loaded', 'ok', 'ready']);
 
 export const btfMissing: Analyzer = {
   name: 'kernel BTF',
+  description: 'system.json says the kernel has no BTF, which the eBPF probes need.',
   codes: ['ebpf.btf_missing'],
   analyze({ system, kernel, inSystem }) {
     if (system?.ebpf?.btf_present !== false) return [];
@@ -24,6 +25,7 @@ export const btfMissing: Analyzer = {
 
 export const probeFailed: Analyzer = {
   name: 'eBPF probe status',
+  description: 'system.json reports a probe state other than running, or an error.',
   codes: ['ebpf.probe_failed'],
   analyze({ system, inSystem }) {
     const probe = system?.ebpf?.probe_status;

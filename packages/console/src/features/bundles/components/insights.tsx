@@ -3,7 +3,7 @@ import { BlockSkeleton, ErrorNotice } from '../../../components/query-states.tsx
 import { RelativeTime } from '../../../components/relative-time.tsx';
 import { evidencePath, useInsights } from '../api/bundles.ts';
 
-const TONES: Record<string, string> = { error: 'danger', warning: 'warn', info: 'info' };
+const TONES: Record<string, string> = { critical: 'danger', error: 'danger', warning: 'warn', info: 'info' };
 
 /** The service's findings for a bundle, each with links to its evidence lines in context. */
 export function Insights({ bundleId }: { bundleId: string }) {
