@@ -66,6 +66,7 @@ export function createRouter() {
             path: 'support/bundles/:bundleId/lines',
             lazy: page(() => import('../features/bundles/routes/bundle-lines.tsx')),
           },
+          { path: 'support/analyzers', lazy: page(() => import('../features/bundles/routes/analyzers.tsx')) },
           { path: 'support/audit', lazy: page(() => import('../features/bundles/routes/audit-log.tsx')) },
           {
             path: 'settings',

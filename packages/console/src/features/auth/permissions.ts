@@ -15,6 +15,10 @@ const RULES = {
   /** Delete one of the tenant's bundles (its file and findings go; the record stays). */
   deleteBundles: ['admin'],
   readAudit: ['admin', 'support'],
+  /** The analyzer rules every bundle is matched against (vendor-wide). */
+  manageAnalyzers: ['support'],
+  /** Analyse a bundle again with the analyzers and rules of now. */
+  analyseBundles: ['admin', 'support'],
   readWebhooks: ['admin', 'member'],
   manageWebhooks: ['admin'],
   /** Erase a signal's payload on request, and set how long the delivery log is kept. */

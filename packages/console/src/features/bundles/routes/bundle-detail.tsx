@@ -7,6 +7,7 @@ import { BlockSkeleton, QueryStatus, WriteError } from '../../../components/quer
 import { RelativeTime } from '../../../components/relative-time.tsx';
 import { formatBytes } from '../../../lib/bytes.ts';
 import { gated, useCan } from '../../auth/index.ts';
+import { useAnalyseAgain } from '../api/analyzers.ts';
 import { bundleDownloadUrl, deletedBy, useBundle, useDeleteBundle } from '../api/bundles.ts';
 import { BundleComparison } from '../components/bundle-diff.tsx';
 import { Insights } from '../components/insights.tsx';
@@ -82,10 +83,24 @@ function DeleteBundle({ id }: { id: string }) {
   );
 }
 
+/** Analyses the bundle again with today's analyzers and rules; the insights follow it until done. */
+function AnalyseAgain({ id }: { id: string }) {
+  const again = useAnalyseAgain(id);
+  return (
+    <>
+      <button type="button" className="button" disabled={again.isPending} onClick={() => again.mutate()}>
+        Analyse again
+      </button>
+      <WriteError error={again.error} />
+    </>
+  );
+}
+
 function BundleDetail() {
   const { bundleId = '' } = useParams();
   const bundle = useBundle(bundleId);
   const mayDelete = useCan('deleteBundles');
+  const mayAnalyse = useCan('analyseBundles');
   if (!bundle.isSuccess)
     return (
       <Page title="Bundle" back={BACK}>
@@ -101,6 +116,7 @@ function BundleDetail() {
       <a className="button primary" href={bundleDownloadUrl(b.bundle_id)} download={b.filename}>
         Download bundle ({formatBytes(b.size)})
       </a>
+      {mayAnalyse && <AnalyseAgain id={b.bundle_id} />}
       {mayDelete && <DeleteBundle id={b.bundle_id} />}
     </>
   );

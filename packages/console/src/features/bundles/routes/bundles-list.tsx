@@ -7,13 +7,14 @@ import { RelativeTime } from '../../../components/relative-time.tsx';
 import { formatBytes } from '../../../lib/bytes.ts';
 import { useKeysetPager } from '../../../lib/keyset-pager.ts';
 import { useUrlFilters } from '../../../lib/search-params.ts';
-import { gated, useUser } from '../../auth/index.ts';
+import { gated, useCan, useUser } from '../../auth/index.ts';
 import { type BundleFilters as Filters, useBundles } from '../api/bundles.ts';
 import { BundleFilters } from '../components/bundle-filters.tsx';
 
 function BundlesList() {
   const user = useUser();
   const acrossTenants = user.role === 'support';
+  const mayEditAnalyzers = useCan('manageAnalyzers');
   const [filters, setFilters] = useUrlFilters<Filters>();
   const pager = useKeysetPager();
   const bundles = useBundles(filters, pager.before);
@@ -25,6 +26,13 @@ function BundlesList() {
         acrossTenants
           ? 'Redacted diagnostic bundles uploaded by agents of every tenant. Each view is recorded in the audit log.'
           : 'Redacted diagnostic bundles your servers uploaded. Each view is recorded in the audit log.'
+      }
+      actions={
+        mayEditAnalyzers && (
+          <Link className="button" to="/support/analyzers">
+            Analyzers
+          </Link>
+        )
       }
     >
       <BundleFilters
