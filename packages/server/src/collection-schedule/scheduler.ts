@@ -97,7 +97,7 @@ export async function requestOnCriticalSignal(
 ): Promise<CriticalOutcome> {
   const schedules = new CollectionSchedulesRepository(deps.db);
   const row = await schedules.row(signal.tenant_id);
-  if (!row || row.critical_enabled !== 1 || row.critical_min_interval_hours === null) return { outcome: 'off' };
+  if (row?.critical_enabled !== 1 || row.critical_min_interval_hours === null) return { outcome: 'off' };
   const now = deps.now();
   const since = new Date(now.getTime() - row.critical_min_interval_hours * 3_600_000).toISOString();
   const recent = await schedules.criticalSince(signal.tenant_id, signal.agent_id, since);
