@@ -195,7 +195,12 @@ describe('the collection schedule and its scheduler', () => {
       if (second !== server.deps.db) await second.destroy();
     }
     const made = await requests(a);
-    assert.deepEqual(made.map((r) => r.server_id).sort(), [a1.agent_id, a2.agent_id].sort());
+    assert.deepEqual(
+      made.map((r) => r.server_id).sort(),
+      [a1.agent_id, a2.agent_id].sort(),
+      'not the offline or revoked one',
+    );
+    assert.ok(!made.some((r) => [aOffline.agent_id, aRevoked.agent_id].includes(r.server_id)));
     for (const r of made) {
       assert.equal(r.trigger, 'schedule_weekly');
       assert.equal(r.state, 'queued');
