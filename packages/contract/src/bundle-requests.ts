@@ -86,6 +86,13 @@ export const BundleRequest = {
       anyOf: [{ type: 'string' }, { type: 'null' }],
       description: 'why it expired, was interrupted or failed, in words',
     },
+    trigger: {
+      type: 'string',
+      enum: ['manual', 'schedule_weekly', 'critical_signal'],
+      description:
+        "who made it: manual (a person asked), or the tenant's collection schedule: schedule_weekly, critical_signal",
+    },
+    signal_id: { type: 'string', description: 'trigger critical_signal: the signal that made it' },
   },
 } as const;
 export type BundleRequest = Static<typeof BundleRequest>;

@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { ArchivePool } from './analysis/index.ts';
 import { buildApp } from './app.ts';
 import { BundleRequestsRepository, CommandHub } from './bundle-requests/index.ts';
+import { runWeeklySchedules } from './collection-schedule/index.ts';
 import type { ServerConfig } from './config.ts';
 import { type Db, engineOf, exclusiveJob, openDatabase } from './db/index.ts';
 import type { AppDeps } from './deps.ts';
@@ -328,6 +329,11 @@ export async function maintain(
       onStoreError: (error) => log.error({ err: error }, 'a deleted bundle keeps its object until the next sweep'),
     });
     if (r.expired + r.objectsRemoved > 0) log.info(r, 'deleted bundles past their retention');
+  });
+  // The tenants' weekly collection schedules: a slot due fires once (collection-schedule/).
+  await job('collection-schedule', async () => {
+    const r = await runWeeklySchedules(deps);
+    if (r.tenants > 0) log.info(r, 'collection schedule: weekly bundle requests made');
   });
   await job('delivery-retention', async () => {
     const r = await pruneDeliveries(db, deps.now(), config.deliveryRetention);

@@ -113,6 +113,10 @@ export function createRouter() {
                 lazy: page(() => import('../features/sso/routes/single-sign-on.tsx')),
               },
               { path: 'retention', lazy: page(() => import('../features/settings/routes/data-retention.tsx')) },
+              {
+                path: 'collection-schedule',
+                lazy: page(() => import('../features/settings/routes/collection-schedule.tsx')),
+              },
               { path: 'account', lazy: page(() => import('../features/settings/routes/account.tsx')) },
             ],
           },

@@ -3946,6 +3946,13 @@ export interface paths {
                             finished_at: string | null;
                             /** @description why it expired, was interrupted or failed, in words */
                             reason: string | null;
+                            /**
+                             * @description who made it: manual (a person asked), or the tenant's collection schedule: schedule_weekly, critical_signal
+                             * @enum {string}
+                             */
+                            trigger?: "manual" | "schedule_weekly" | "critical_signal";
+                            /** @description trigger critical_signal: the signal that made it */
+                            signal_id?: string;
                         };
                     };
                 };
@@ -4045,6 +4052,13 @@ export interface paths {
                             finished_at: string | null;
                             /** @description why it expired, was interrupted or failed, in words */
                             reason: string | null;
+                            /**
+                             * @description who made it: manual (a person asked), or the tenant's collection schedule: schedule_weekly, critical_signal
+                             * @enum {string}
+                             */
+                            trigger?: "manual" | "schedule_weekly" | "critical_signal";
+                            /** @description trigger critical_signal: the signal that made it */
+                            signal_id?: string;
                         };
                     };
                 };
@@ -4153,6 +4167,13 @@ export interface paths {
                                 finished_at: string | null;
                                 /** @description why it expired, was interrupted or failed, in words */
                                 reason: string | null;
+                                /**
+                                 * @description who made it: manual (a person asked), or the tenant's collection schedule: schedule_weekly, critical_signal
+                                 * @enum {string}
+                                 */
+                                trigger?: "manual" | "schedule_weekly" | "critical_signal";
+                                /** @description trigger critical_signal: the signal that made it */
+                                signal_id?: string;
                             }[];
                             next_before: string | null;
                         };
@@ -5720,6 +5741,161 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tenant/collection-schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's collection schedule: bundles requested weekly and on critical signals (admins and members their own; support staff name the tenant) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description support staff only: the tenant to read */
+                    tenant_id?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            collection_schedule: {
+                                /** @description once a week, at this weekday and hour (UTC): one bundle request per online, non-revoked server */
+                                weekly?: {
+                                    enabled: boolean;
+                                    /** @description monday … sunday */
+                                    weekday: "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday";
+                                    /** @description the hour the run starts, UTC (0–23) */
+                                    hour: number;
+                                };
+                                /** @description when a server raises a critical signal (severity 5): a bundle request of that server */
+                                on_critical_signal?: {
+                                    enabled: boolean;
+                                    /** @description at most one bundle per server per this many hours from this trigger (default 24) */
+                                    min_interval_hours: number;
+                                };
+                            };
+                            /** @description when the weekly run fires next (at the next maintenance pass after it, --gc-interval); null: off */
+                            next_weekly_run_at: string | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /** Replace the tenant's collection schedule (admin; audited). It only makes bundle requests: who may read the bundles stays allow_support_collection */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description the whole setting: a part left out is removed */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description once a week, at this weekday and hour (UTC): one bundle request per online, non-revoked server */
+                        weekly?: {
+                            enabled: boolean;
+                            /** @description monday … sunday */
+                            weekday: "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday";
+                            /** @description the hour the run starts, UTC (0–23) */
+                            hour: number;
+                        };
+                        /** @description when a server raises a critical signal (severity 5): a bundle request of that server */
+                        on_critical_signal?: {
+                            enabled: boolean;
+                            /** @description at most one bundle per server per this many hours from this trigger (default 24) */
+                            min_interval_hours?: number;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            collection_schedule: {
+                                /** @description once a week, at this weekday and hour (UTC): one bundle request per online, non-revoked server */
+                                weekly?: {
+                                    enabled: boolean;
+                                    /** @description monday … sunday */
+                                    weekday: "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday";
+                                    /** @description the hour the run starts, UTC (0–23) */
+                                    hour: number;
+                                };
+                                /** @description when a server raises a critical signal (severity 5): a bundle request of that server */
+                                on_critical_signal?: {
+                                    enabled: boolean;
+                                    /** @description at most one bundle per server per this many hours from this trigger (default 24) */
+                                    min_interval_hours: number;
+                                };
+                            };
+                            /** @description when the weekly run fires next (at the next maintenance pass after it, --gc-interval); null: off */
+                            next_weekly_run_at: string | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

@@ -19,6 +19,7 @@ export type AuditAction =
   | 'bundle_request.create'
   | 'bundle_request.denied'
   | 'tenant.settings'
+  | 'collection_schedule.update'
   | 'detection.update'
   | 'agent.revoke'
   | 'user.create'

@@ -6,8 +6,8 @@
 
 import type { CommandReport } from '@guard/contract';
 import type { Kysely } from 'kysely';
-import { audit } from '../audit/index.ts';
-import { newId, type UserPrincipal } from '../auth/index.ts';
+import { type AuditActor, audit } from '../audit/index.ts';
+import { newId } from '../auth/index.ts';
 import type { BundleRequestState, BundleRequestTable, Database, Db } from '../db/index.ts';
 import { isUniqueViolation } from '../kernel/errors.ts';
 import { beforeFilter, type PageRequest } from '../kernel/pagination.ts';
@@ -29,6 +29,21 @@ export type Applied =
   | { outcome: 'refused'; code: string; message: string; row: BundleRequestTable }
   | { outcome: 'missing' };
 
+/** What made a request that no person asked for: the tenant's collection schedule (collection-schedule/). */
+export interface RequestTrigger {
+  kind: 'schedule_weekly' | 'critical_signal';
+  /** The critical signal that made it. */
+  signalId?: string;
+}
+
+/** Who asks: a person (admin or support staff), or the schedule with its trigger. */
+export interface RequestMaker {
+  actor: AuditActor;
+  at: Date;
+  ttlMs: number;
+  trigger?: RequestTrigger;
+}
+
 /** Tries of a conditional update (or an insert) that lost a race before the caller gives up. */
 const RACE_TRIES = 5;
 
@@ -47,7 +62,7 @@ export class BundleRequestsRepository {
    */
   async create(
     agent: { id: string; tenantId: string },
-    by: { actor: UserPrincipal; at: Date; ttlMs: number },
+    by: RequestMaker,
   ): Promise<{ created: boolean; row: BundleRequestTable }> {
     await this.expireDue(by.at);
     for (let tries = 0; tries < RACE_TRIES; tries++) {
@@ -62,7 +77,7 @@ export class BundleRequestsRepository {
 
   async #createUnlessOpen(
     agent: { id: string; tenantId: string },
-    by: { actor: UserPrincipal; at: Date; ttlMs: number },
+    by: RequestMaker,
   ): Promise<{ created: boolean; row: BundleRequestTable }> {
     return this.#db.transaction().execute(async (trx) => {
       const open = await trx
@@ -93,6 +108,8 @@ export class BundleRequestsRepository {
         error_message: null,
         error_step: null,
         reason: null,
+        trigger: by.trigger?.kind ?? null,
+        signal_id: by.trigger?.signalId ?? null,
       };
       await trx.insertInto('bundle_requests').values(row).execute();
       await audit({ db: trx, now: () => by.at }, by.actor, 'bundle_request.create', row.id, agent.tenantId);

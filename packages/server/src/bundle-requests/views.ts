@@ -1,5 +1,6 @@
 // What people see of a bundle request (contract BundleRequest): bundle_id only when done,
-// error and step only when failed.
+// error and step only when failed; trigger says who made it (a person: manual, or the tenant's
+// collection schedule), signal_id the critical signal that made it.
 
 import type { BundleRequest, BundleRequestStep } from '@guard/contract';
 import type { RequestWithHost } from './bundle-requests-repository.ts';
@@ -20,7 +21,9 @@ export function requestView(row: RequestWithHost): BundleRequest {
     uploading_at: row.uploading_at,
     finished_at: row.finished_at,
     reason: row.reason,
+    trigger: (row.trigger ?? 'manual') as BundleRequest['trigger'],
   };
+  if (row.signal_id) view.signal_id = row.signal_id;
   if (row.state === 'done' && row.bundle_id !== null) view.bundle_id = row.bundle_id;
   if (row.state === 'failed') {
     view.error = { code: row.error_code ?? 'failed', message: row.error_message ?? '' };

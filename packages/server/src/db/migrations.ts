@@ -42,6 +42,7 @@ import { deliveryLogResponseHeaders } from './migrations/0017-delivery-log-respo
 import { identity } from './migrations/0018-identity.ts';
 import { bundleRetention } from './migrations/0019-bundle-retention.ts';
 import { analyzerRules } from './migrations/0020-analyzer-rules.ts';
+import { collectionSchedules } from './migrations/0022-collection-schedules.ts';
 
 /** Every migration by the name databases record it under, in order. */
 const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Migration])[] = [
@@ -65,6 +66,7 @@ const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Mi
   ['0018_identity', identity],
   ['0019_bundle_retention', bundleRetention],
   ['0020_analyzer_rules', analyzerRules],
+  ['0022_collection_schedules', collectionSchedules],
 ];
 
 function migrations(engine: Engine): Record<string, Migration> {

@@ -160,6 +160,29 @@ export interface BundleRequestTable {
   error_message: string | null;
   error_step: string | null;
   reason: string | null;
+  /** Made by the tenant's collection schedule: `schedule_weekly` or `critical_signal`; null: asked by a person. */
+  trigger?: string | null;
+  /** The critical signal that made it (trigger `critical_signal`). */
+  signal_id?: string | null;
+}
+
+/** A tenant's collection_schedule setting (collection-schedule/); no row: none. */
+export interface CollectionScheduleTable {
+  tenant_id: string;
+  /** 1: the weekly part is on (it keeps its weekday and hour while off). */
+  weekly_enabled: number;
+  /** monday … sunday; null: no weekly part. */
+  weekly_weekday: string | null;
+  /** 0–23, UTC. */
+  weekly_hour: number | null;
+  /** The weekly slot (RFC 3339) last fired, or passed over when the part was set. */
+  weekly_last_slot: string | null;
+  critical_enabled: number;
+  /** null: no critical-signal part. */
+  critical_min_interval_hours: number | null;
+  updated_at: string;
+  /** The admin's user id. */
+  updated_by: string;
 }
 
 export type InsightJobState = 'pending' | 'running' | 'done' | 'failed';
@@ -546,6 +569,7 @@ export interface Database {
   uploads: UploadTable;
   bundles: BundleTable;
   bundle_requests: BundleRequestTable;
+  collection_schedules: CollectionScheduleTable;
   bundle_insights: BundleInsightTable;
   audit_log: AuditTable;
 }

@@ -7,7 +7,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENCY_KEY_PATTERN, isDetectionSignalType } from '@guard/contract/detection';
 import { requireAgent, requireTenantUser } from '../auth/index.ts';
-import type { Db } from '../db/index.ts';
+import type { Db, SignalTable } from '../db/index.ts';
 import { type DetectionPolicies, ingestDecision } from '../detection/index.ts';
 import { badRequest, notFound } from '../kernel/errors.ts';
 import { nextBefore, parseBefore } from '../kernel/pagination.ts';
@@ -56,7 +56,12 @@ export interface SignalsDeps {
   outbox: SignalOutbox;
   /** Tells the delivery worker a delivery is due now. */
   wakeDeliveries: () => void;
+  /** A signal of severity 5 (critical) was created: the tenant's collection schedule may ask its server for a bundle. */
+  onCriticalSignal: (signal: SignalTable) => Promise<void>;
 }
+
+/** Severity 5 is critical (schemas.ts). */
+const CRITICAL_SEVERITY = 5;
 
 export const signalRoutes: FastifyPluginAsyncTypebox<SignalsDeps> = async (app, deps) => {
   const signals = new SignalsRepository(deps.db);
@@ -124,6 +129,12 @@ export const signalRoutes: FastifyPluginAsyncTypebox<SignalsDeps> = async (app, 
           ...(written.created ? {} : { 'guard.signal.id': written.signalId, 'guard.signal.replayed': true }),
         });
         if (written.created && written.deliveries > 0) deps.wakeDeliveries();
+        // Scheduled collection (collection-schedule/): awaited, so the answer comes after any
+        // request it made; its failure is logged and never fails the signal, which is stored.
+        if (written.created && signal.severity >= CRITICAL_SEVERITY)
+          await deps.onCriticalSignal(signal).catch((error: unknown) => {
+            req.log.error({ err: error, signalId: signal.id }, 'the collection schedule failed on a critical signal');
+          });
         return reply.code(status).send({ signal_id: written.signalId, deliveries: written.deliveries });
       } catch (error) {
         span.fail('the signal could not be stored');

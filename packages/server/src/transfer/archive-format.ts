@@ -38,6 +38,7 @@ export const TABLES = [
   'uploads',
   'bundles',
   'bundle_requests',
+  'collection_schedules',
   'bundle_insights',
   'audit_log',
   'signals',

@@ -11,6 +11,8 @@ const RULES = {
   requestBundles: ['admin', 'support'],
   /** Whether vendor support may request bundles from the tenant's servers. */
   manageSupportAccess: ['admin'],
+  /** The tenant's collection schedule: bundles requested weekly and on critical signals. */
+  manageCollectionSchedule: ['admin'],
   readBundles: ['admin', 'member', 'support'],
   /** Delete one of the tenant's bundles (its file and findings go; the record stays). */
   deleteBundles: ['admin'],

@@ -1,6 +1,7 @@
 import { Link } from 'react-router';
 import { DataTable } from '../../../components/data-table.tsx';
 import { RelativeTime } from '../../../components/relative-time.tsx';
+import { useCan } from '../../auth/index.ts';
 import { isOpenRequest } from '../api/servers.ts';
 
 export interface RequestRow {
@@ -15,6 +16,27 @@ export interface RequestRow {
   error?: { code: string; message: string };
   step?: string;
   reason: string | null;
+  /** manual (a person asked), or the tenant's collection schedule: schedule_weekly, critical_signal. */
+  trigger?: string;
+  signal_id?: string;
+}
+
+/** Who asked for it: a person, or the tenant's collection schedule and why. */
+function RequestedBy({ r }: { r: RequestRow }) {
+  const signals = useCan('readSignals'); // support staff do not read a tenant's signals
+  if (r.trigger === 'schedule_weekly') return <div className="hint">by the weekly schedule</div>;
+  if (r.trigger === 'critical_signal')
+    return (
+      <div className="hint">
+        by the schedule, on a{' '}
+        {r.signal_id && signals ? (
+          <Link to={`/signals/${encodeURIComponent(r.signal_id)}`}>critical signal</Link>
+        ) : (
+          'critical signal'
+        )}
+      </div>
+    );
+  return <div className="hint">by {r.requested_by_role === 'support' ? 'support' : 'an admin'}</div>;
 }
 
 const TONES: Record<string, string> = {
@@ -73,7 +95,7 @@ export function BundleRequests({ requests }: { requests: RequestRow[] }) {
             cell: (r) => (
               <>
                 <RelativeTime at={r.created_at} />
-                <div className="hint">by {r.requested_by_role === 'support' ? 'support' : 'an admin'}</div>
+                <RequestedBy r={r} />
               </>
             ),
           },

@@ -1,11 +1,12 @@
 import { NavLink, Outlet } from 'react-router';
 import { useCan } from '../../auth/index.ts';
 
-/** Settings: its own navigation (Integrations, Detection, Users, Single sign-on, Data retention, Account) beside the page. */
+/** Settings: its own navigation (Integrations, Detection, Users, Single sign-on, Data retention, Scheduled collection, Account) beside the page. */
 export function SettingsLayout() {
   const integrations = useCan('readWebhooks');
   const users = useCan('manageUsers');
   const retention = useCan('manageRetention');
+  const schedule = useCan('manageCollectionSchedule');
   const detection = useCan('readDetection');
   const sso = useCan('manageSso');
   return (
@@ -35,6 +36,11 @@ export function SettingsLayout() {
           {retention && (
             <li>
               <NavLink to="/settings/retention">Data retention</NavLink>
+            </li>
+          )}
+          {schedule && (
+            <li>
+              <NavLink to="/settings/collection-schedule">Scheduled collection</NavLink>
             </li>
           )}
           <li>
