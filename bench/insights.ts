@@ -20,8 +20,13 @@
 //        anchor: /usr/bin/time sh -c 'zstd -dc B | tar -xO | grep -c ERROR'.
 //      Medians are reported. The load average before and after is printed: the machine may be
 //      shared, and wall times mean little on a busy one.
+//      With analyzer rules (docs/analyzers.md), on the 180 MiB bundle, also alternately:
+//        ours + rules:   the same analysis with the RULES below (8 with a literal to find, 2
+//                        without: every line of their members is matched);
+//        anchor + rules: `zstd -dc B | tar -xO | grep -c -E -e P1 … -e P10`, the same patterns.
 //   3. Goals: the analysis ≤ 2 × the anchor's wall time; peak RSS ≤ 128 MiB; the 1 GiB
-//      member's peak RSS within 10 % of the 180 MiB bundle's. Exits 0 whatever the goals say.
+//      member's peak RSS within 10 % of the 180 MiB bundle's; with the rules, ≤ 2 × the anchor
+//      with the same patterns. Exits 0 whatever the goals say.
 
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,7 +40,7 @@ import { parseManifest } from '@guard/contract';
 import { collectBundle, HOST_SOURCES } from '../packages/agent/src/bundle/index.ts';
 import type { AgentConfig } from '../packages/agent/src/config.ts';
 import { SILENT_PROGRESS } from '../packages/agent/src/progress.ts';
-import { buildFindings, readArchive } from '../packages/server/src/analysis/index.ts';
+import { buildFindings, readArchive, ruleSpecs } from '../packages/server/src/analysis/index.ts';
 
 const MiB = 1024 * 1024;
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -59,18 +64,36 @@ interface Built {
 // ---------------------------------------------------------------------------------------
 // Child mode: one analysis, as the worker runs it
 
+/** Rules as support staff would write them: patterns the anchor's `grep -E` reads the same way. */
+const RULES = [
+  { id: 'upload-cause', member: 'agent.log*', pattern: 'operation upload failed: cause [0-9]+' },
+  { id: 'ring-buffer', member: 'agent.log*', pattern: 'ring buffer read failed: cause (1|2)[0-9]' },
+  { id: 'dns', member: 'agent.log*', pattern: 'dns lookup failed' },
+  { id: 'panic', member: 'agent.log*', pattern: 'panic: runtime error: index out of range' },
+  { id: 'slow-drain', member: 'agent.log*', pattern: 'slow ring buffer drain.* lag_ms=99[0-9]' },
+  { id: 'reload', member: 'agent.log*', pattern: 'config reload failed' },
+  { id: 'starting', member: 'agent.log*', pattern: 'msg="guard-agent starting" version=0\\.1\\.0' },
+  { id: 'other-host', member: 'agent.log*', pattern: 'host=db-[0-9]+' },
+  { id: 'attempt-6', member: 'agent.log', pattern: 'attempt=6$' },
+  { id: 'high-pid', member: 'agent.log', pattern: '"pid":6553[0-5],' },
+].map((r) => ({ ...r, title: r.id, severity: 'warning' as const }));
+
 if (process.argv[2] === '--analyse') {
-  const [storePath, manifestPath] = process.argv.slice(3);
+  const [storePath, manifestPath, withRules] = process.argv.slice(3);
+  const rules = withRules === '--rules' ? RULES : [];
   const started = performance.now();
   const manifest = parseManifest(JSON.parse(readFileSync(manifestPath, 'utf8')));
   // Opened as FsObjectStore.open opens a stored object (objects/fs-store.ts): 1 MiB reads.
   const file = await open(storePath, 'r');
-  const facts = await readArchive(file.createReadStream({ highWaterMark: MiB }), manifest, { deadlineMs: 600_000 });
-  const { findings } = buildFindings(facts, { manifest, uploadedAt: new Date().toISOString() });
+  const facts = await readArchive(file.createReadStream({ highWaterMark: MiB }), manifest, {
+    deadlineMs: 600_000,
+    rules: ruleSpecs(rules),
+  });
+  const { findings } = buildFindings(facts, { manifest, uploadedAt: new Date().toISOString(), rules });
   const analysisMs = performance.now() - started;
   const log = facts.logs.get('agent.log');
   process.stdout.write(
-    `${JSON.stringify({ analysis_ms: Math.round(analysisMs), findings: findings.length, lines: log?.lines, errors: log?.errors, codes: [...new Set(findings.map((f) => f.code))] })}\n`,
+    `${JSON.stringify({ analysis_ms: Math.round(analysisMs), findings: findings.length, lines: log?.lines, errors: log?.errors, codes: [...new Set(findings.map((f) => f.code))], rule_lines: facts.ruleHits.reduce((n, h) => n + h.count, 0) })}\n`,
   );
   process.exit(0);
 }
@@ -190,9 +213,17 @@ function timed(argv: string[], env: NodeJS.ProcessEnv = process.env): Run {
   return { wallS: wall, rssKiB: rss, out: r.stdout.trim() };
 }
 
-function ours(bundle: Built): Run {
+function ours(bundle: Built, withRules = false): Run {
   return timed(
-    [NODE, '--max-semi-space-size=1', fileURLToPath(import.meta.url), '--analyse', bundle.path, bundle.manifestPath],
+    [
+      NODE,
+      '--max-semi-space-size=1',
+      fileURLToPath(import.meta.url),
+      '--analyse',
+      bundle.path,
+      bundle.manifestPath,
+      ...(withRules ? ['--rules'] : []),
+    ],
     { ...process.env, MALLOC_ARENA_MAX: '2', NODE_COMPILE_CACHE: join(ROOT, 'node_modules/.cache/guard-server') },
   );
 }
@@ -204,6 +235,12 @@ function analysisS(run: Run): number {
 
 function anchor(path: string): Run {
   return timed(['sh', '-c', 'zstd -dc "$0" | tar -xO | grep -c ERROR', path]);
+}
+
+/** The same patterns through grep -E (rotated segments read as tar stores them: the rules' anchor reads less). */
+function anchorRules(path: string): Run {
+  const args = RULES.flatMap((r) => ['-e', r.pattern]);
+  return timed(['sh', '-c', 'zstd -dc "$0" | tar -xO | grep -c -E "$@"', path, ...args]);
 }
 
 function median(values: number[]): number {
@@ -229,12 +266,22 @@ async function main(): Promise<void> {
   ours(b180);
   ours(b1g);
   const loadBefore = load();
-  const runs = { ours: [] as Run[], anchor: [] as Run[], ours1g: [] as Run[], anchor1g: [] as Run[] };
+  ours(b180, true);
+  const runs = {
+    ours: [] as Run[],
+    anchor: [] as Run[],
+    ours1g: [] as Run[],
+    anchor1g: [] as Run[],
+    oursRules: [] as Run[],
+    anchorRules: [] as Run[],
+  };
   for (let i = 0; i < REPS; i++) {
     runs.ours.push(ours(b180));
     runs.anchor.push(anchor(b180.path));
     runs.ours1g.push(ours(b1g));
     runs.anchor1g.push(anchor(b1g.path));
+    runs.oursRules.push(ours(b180, true));
+    runs.anchorRules.push(anchorRules(b180.path));
   }
   const loadAfter = load();
   const med = (rs: Run[], f: (r: Run) => number) => median(rs.map(f));
@@ -268,6 +315,17 @@ async function main(): Promise<void> {
   );
   console.log(row(`1 GiB agent.log (${(b1g.size / MiB).toFixed(1)} MiB file)`, runs.ours1g, runs.anchor1g));
   console.log(
+    row(
+      `180 MiB, with ${RULES.length} analyzer rules (anchor: grep -E, the same patterns)`,
+      runs.oursRules,
+      runs.anchorRules,
+    ),
+  );
+  console.log(
+    `what ours found with the rules: ${runs.oursRules[0].out}; the anchor's count: ${runs.anchorRules[0].out}`,
+  );
+  const ratioRules = med(runs.oursRules, analysisS) / med(runs.anchorRules, wall);
+  console.log(
     `\nmedian of ${REPS}, alternating. ours: analysis = open → findings, timed inside the process (the worker runs in the`,
   );
   console.log('long-lived server); process = the whole `node` run with its start and module loading.');
@@ -276,6 +334,9 @@ async function main(): Promise<void> {
   );
   console.log(
     `goal: peak RSS ≤ ${GOAL_RSS_MIB} MiB — ${verdict(rss180 <= GOAL_RSS_MIB && rss1g <= GOAL_RSS_MIB)} (${rss180.toFixed(1)}, ${rss1g.toFixed(1)})`,
+  );
+  console.log(
+    `goal: with rules, analysis ≤ ${GOAL_RATIO} × grep -E — ${verdict(ratioRules <= GOAL_RATIO)} (${ratioRules.toFixed(2)}; the rules cost ${(med(runs.oursRules, analysisS) - med(runs.ours, analysisS)).toFixed(2)} s over the plain analysis)`,
   );
   console.log(
     `goal: RSS flat for a 1 GiB member (within ${GOAL_FLAT * 100} %) — ${verdict(Math.abs(rss1g - rss180) / rss180 <= GOAL_FLAT)} (${(((rss1g - rss180) / rss180) * 100).toFixed(1)} %)`,
