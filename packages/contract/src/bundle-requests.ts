@@ -60,6 +60,7 @@ export const BundleRequest = {
     'uploading_at',
     'finished_at',
     'reason',
+    'batch_id',
   ],
   properties: {
     id: { type: 'string' },
@@ -85,6 +86,10 @@ export const BundleRequest = {
     reason: {
       anyOf: [{ type: 'string' }, { type: 'null' }],
       description: 'why it expired, was interrupted or failed, in words',
+    },
+    batch_id: {
+      anyOf: [{ type: 'string' }, { type: 'null' }],
+      description: 'the batch it was made in (POST /v1/bundle-batches); null for a request made alone',
     },
   },
 } as const;

@@ -15,6 +15,7 @@ export type AuditAction =
   | 'bundle.diff'
   | 'bundle_request.create'
   | 'bundle_request.denied'
+  | 'bundle_batch.create'
   | 'tenant.settings'
   | 'detection.update'
   | 'agent.revoke'

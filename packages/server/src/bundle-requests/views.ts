@@ -20,6 +20,7 @@ export function requestView(row: RequestWithHost): BundleRequest {
     uploading_at: row.uploading_at,
     finished_at: row.finished_at,
     reason: row.reason,
+    batch_id: row.batch_id ?? null,
   };
   if (row.state === 'done' && row.bundle_id !== null) view.bundle_id = row.bundle_id;
   if (row.state === 'failed') {

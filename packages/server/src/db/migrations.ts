@@ -41,6 +41,7 @@ import { endpointTlsAuthStandardWebhooks } from './migrations/0016-endpoint-tls-
 import { deliveryLogResponseHeaders } from './migrations/0017-delivery-log-response-headers.ts';
 import { identity } from './migrations/0018-identity.ts';
 import { bundleRetention } from './migrations/0019-bundle-retention.ts';
+import { bundleBatches } from './migrations/0021-bundle-batches.ts';
 
 /** Every migration by the name databases record it under, in order. */
 const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Migration])[] = [
@@ -63,6 +64,7 @@ const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Mi
   ['0017_delivery_log_response_headers', deliveryLogResponseHeaders],
   ['0018_identity', identity],
   ['0019_bundle_retention', bundleRetention],
+  ['0021_bundle_batches', bundleBatches],
 ];
 
 function migrations(engine: Engine): Record<string, Migration> {

@@ -160,6 +160,22 @@ export interface BundleRequestTable {
   error_message: string | null;
   error_step: string | null;
   reason: string | null;
+  /** The batch it was made in (bundle_batches); null for a request made alone. */
+  batch_id?: string | null;
+}
+
+/** Bundle requests made together for many servers (fleets), one per server. */
+export interface BundleBatchTable {
+  id: string;
+  tenant_id: string;
+  /** The user's id. */
+  created_by: string;
+  created_by_role: 'admin' | 'support';
+  created_at: string;
+  /** The filter that chose the servers (JSON); null when the batch named them. */
+  filter: string | null;
+  /** The servers skipped, with the reason (JSON: [{server_id, hostname, reason, detail}]). */
+  skipped: string;
 }
 
 export type InsightJobState = 'pending' | 'running' | 'done' | 'failed';
@@ -530,6 +546,7 @@ export interface Database {
   agents: AgentTable;
   uploads: UploadTable;
   bundles: BundleTable;
+  bundle_batches: BundleBatchTable;
   bundle_requests: BundleRequestTable;
   bundle_insights: BundleInsightTable;
   audit_log: AuditTable;
