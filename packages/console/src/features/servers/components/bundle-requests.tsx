@@ -17,7 +17,7 @@ export interface RequestRow {
   reason: string | null;
 }
 
-const TONES: Record<string, string> = {
+export const TONES: Record<string, string> = {
   done: 'ok',
   failed: 'danger',
   expired: 'warn',
@@ -25,7 +25,7 @@ const TONES: Record<string, string> = {
 };
 
 /** What became of a request, in words. */
-function Outcome({ r }: { r: RequestRow }) {
+export function Outcome({ r }: { r: RequestRow }) {
   if (r.state === 'done' && r.bundle_id)
     return <Link to={`/support/bundles/${encodeURIComponent(r.bundle_id)}`}>Open bundle</Link>;
   if (r.state === 'failed')
