@@ -117,8 +117,9 @@ export function RequestByFilter({ tenants }: { tenants: string[] | undefined }) 
     <section className="card" aria-labelledby={`${id}-title`}>
       <h2 id={`${id}-title`}>Request by filter</h2>
       <p className="hint">
-        Ask every server that matches. Without “offline since”, online servers are asked and offline ones skipped; with
-        it, the servers not seen since then are asked (their request waits an hour for the agent).
+        Ask every server that matches; empty fields match any. Without “offline since”, online servers are asked and
+        offline ones skipped; with it (a duration such as 24h or 7d, or a time such as 2026-11-27T08:00:00Z), the
+        servers not seen since then are asked, and each request waits an hour for its agent.
       </p>
       <form className="filters" aria-label="Request by filter" onSubmit={onPreview}>
         {tenants && (
