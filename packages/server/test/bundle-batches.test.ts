@@ -300,6 +300,33 @@ describe('what is refused', () => {
   });
 });
 
+describe('batches made at the same moment', () => {
+  it('never two open requests for a server, never an error: each batch 201 with the rest skipped, or 400', async () => {
+    await finishOpen();
+    const hosts = ['web-1', 'web-2', 'db-1'];
+    const orders = [hosts, [...hosts].reverse(), ['web-2', 'db-1', 'web-1'], ['db-1', 'web-1', 'web-2']];
+    const answers = await Promise.all(orders.map((o) => batch({ server_ids: o.map((h) => fleet[h].agent_id) })));
+    let made = 0;
+    for (const res of answers) {
+      if (res.status === 400) {
+        assertError(res, 400, 'empty_selection');
+        continue;
+      }
+      assert.equal(res.status, 201, res.text);
+      made += res.json.requests.length;
+      for (const s of res.json.skipped) assert.equal(s.reason, 'open_request');
+      assert.equal(res.json.requests.length + res.json.skipped.length, 3);
+    }
+    assert.equal(made, 3, 'one request per server across all the batches');
+    for (const h of hosts) {
+      const open = await api(base, 'GET', `/v1/bundle-requests?server_id=${fleet[h].agent_id}&state=queued`, {
+        token: tenant.admin_token,
+      });
+      assert.equal(open.json.requests.length, 1, h);
+    }
+  });
+});
+
 describe('a batch followed to done by the real guard-agent daemon', () => {
   it('the daemon collects and uploads; the batch counts it done with its bundle, the offline server queued', async () => {
     await finishOpen();

@@ -102,7 +102,10 @@ export class BatchesRepository {
       return await this.#db.transaction().execute(async (trx) => {
         await trx.insertInto('bundle_batches').values(batch).execute();
         const requests: RequestWithHost[] = [];
-        for (const agent of input.chosen) {
+        // In one order (by id) for every batch: two batches that take the same servers in
+        // other orders would otherwise wait on each other's index entries (a deadlock on PostgreSQL).
+        const byId = [...input.chosen].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        for (const agent of byId) {
           const row = this.#requestRow(batch, agent, input.ttlMs);
           const inserted = await trx
             .insertInto('bundle_requests')
@@ -120,6 +123,7 @@ export class BatchesRepository {
             });
         }
         if (requests.length === 0) throw nothing;
+        requests.sort((a, b) => (a.hostname < b.hostname ? -1 : a.hostname > b.hostname ? 1 : 0));
         batch.skipped = JSON.stringify(skipped);
         await trx.updateTable('bundle_batches').set({ skipped: batch.skipped }).where('id', '=', batch.id).execute();
         await audit(
