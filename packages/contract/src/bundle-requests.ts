@@ -60,6 +60,7 @@ export const BundleRequest = {
     'uploading_at',
     'finished_at',
     'reason',
+    'batch_id',
   ],
   properties: {
     id: { type: 'string' },
@@ -93,6 +94,10 @@ export const BundleRequest = {
         "who made it: manual (a person asked), or the tenant's collection schedule: schedule_weekly, critical_signal",
     },
     signal_id: { type: 'string', description: 'trigger critical_signal: the signal that made it' },
+    batch_id: {
+      anyOf: [{ type: 'string' }, { type: 'null' }],
+      description: 'the batch it was made in (POST /v1/bundle-batches); null for a request made alone',
+    },
   },
 } as const;
 export type BundleRequest = Static<typeof BundleRequest>;

@@ -57,6 +57,10 @@ export function createRouter() {
           { path: 'signals', lazy: page(() => import('../features/signals/routes/signals-list.tsx')) },
           { path: 'signals/:signalId', lazy: page(() => import('../features/signals/routes/signal-detail.tsx')) },
           { path: 'servers', lazy: page(() => import('../features/servers/routes/servers.tsx')) },
+          {
+            path: 'bundle-batches/:batchId',
+            lazy: page(() => import('../features/servers/routes/bundle-batch.tsx')),
+          },
           { path: 'support/bundles', lazy: page(() => import('../features/bundles/routes/bundles-list.tsx')) },
           {
             path: 'support/bundles/:bundleId',

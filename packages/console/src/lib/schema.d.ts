@@ -3953,6 +3953,8 @@ export interface paths {
                             trigger?: "manual" | "schedule_weekly" | "critical_signal";
                             /** @description trigger critical_signal: the signal that made it */
                             signal_id?: string;
+                            /** @description the batch it was made in (POST /v1/bundle-batches); null for a request made alone */
+                            batch_id: string | null;
                         };
                     };
                 };
@@ -4059,6 +4061,8 @@ export interface paths {
                             trigger?: "manual" | "schedule_weekly" | "critical_signal";
                             /** @description trigger critical_signal: the signal that made it */
                             signal_id?: string;
+                            /** @description the batch it was made in (POST /v1/bundle-batches); null for a request made alone */
+                            batch_id: string | null;
                         };
                     };
                 };
@@ -4174,6 +4178,8 @@ export interface paths {
                                 trigger?: "manual" | "schedule_weekly" | "critical_signal";
                                 /** @description trigger critical_signal: the signal that made it */
                                 signal_id?: string;
+                                /** @description the batch it was made in (POST /v1/bundle-batches); null for a request made alone */
+                                batch_id: string | null;
                             }[];
                             next_before: string | null;
                         };
@@ -4556,6 +4562,435 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bundle-batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Bundle batches, newest first, with their progress (admins and members their tenant’s; support any) */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description support staff only; admins and members read their own tenant's */
+                    tenant_id?: string;
+                    limit?: number;
+                    /** @description next page: the next_before of the previous page, or an RFC 3339 time (items strictly before it) */
+                    before?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            batches: {
+                                id: string;
+                                tenant_id: string;
+                                created_at: string;
+                                /** @description the user's id */
+                                created_by: string;
+                                created_by_role: "admin" | "support";
+                                /** @description the filter that chose the servers, as given; null when the batch named them */
+                                filter: {
+                                    /** @description servers of this environment (exactly) */
+                                    environment?: string;
+                                    /** @description servers whose agent reports this version (exactly) */
+                                    agent_version?: string;
+                                    /** @description servers last seen before this time (or never): an RFC 3339 time or a duration before now (90m, 24h, 7d). Without it the filter asks online servers only and skips the offline ones (reason offline) */
+                                    offline_since?: string;
+                                } | null;
+                                /** @description the batch's requests counted by state */
+                                progress: {
+                                    /** @description requests in the batch */
+                                    total: number;
+                                    queued: number;
+                                    delivered: number;
+                                    collecting: number;
+                                    uploading: number;
+                                    done: number;
+                                    failed: number;
+                                    expired: number;
+                                    interrupted: number;
+                                };
+                                skipped_count: number;
+                            }[];
+                            next_before: string | null;
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Ask many servers for a support bundle at once (fleets): by server_ids (at most 500) or by filter; one request per server sharing batch_id, the others skipped with a reason. Who may: as for one request. dry_run: 200 with what would be done */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description the servers to ask, at most 500; or give filter */
+                        server_ids?: string[];
+                        filter?: {
+                            /** @description servers of this environment (exactly) */
+                            environment?: string;
+                            /** @description servers whose agent reports this version (exactly) */
+                            agent_version?: string;
+                            /** @description servers last seen before this time (or never): an RFC 3339 time or a duration before now (90m, 24h, 7d). Without it the filter asks online servers only and skips the offline ones (reason offline) */
+                            offline_since?: string;
+                        };
+                        /** @description support staff: the tenant whose servers to ask (admins: their own) */
+                        tenant_id?: string;
+                        /** @description answer 200 with the servers that would be asked and the skipped ones; create nothing */
+                        dry_run?: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            dry_run: true;
+                            /** @description the filter that chose the servers, as given; null when the batch named them */
+                            filter: {
+                                /** @description servers of this environment (exactly) */
+                                environment?: string;
+                                /** @description servers whose agent reports this version (exactly) */
+                                agent_version?: string;
+                                /** @description servers last seen before this time (or never): an RFC 3339 time or a duration before now (90m, 24h, 7d). Without it the filter asks online servers only and skips the offline ones (reason offline) */
+                                offline_since?: string;
+                            } | null;
+                            /** @description the servers that would be asked, one request each */
+                            servers: {
+                                server_id: string;
+                                hostname: string;
+                                environment: string;
+                                agent_version: string;
+                            }[];
+                            skipped: {
+                                server_id: string;
+                                /** @description null when the server was not found */
+                                hostname: string | null;
+                                reason: "not_found" | "revoked" | "open_request" | "offline";
+                                /** @description the reason in words */
+                                detail: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            tenant_id: string;
+                            created_at: string;
+                            /** @description the user's id */
+                            created_by: string;
+                            created_by_role: "admin" | "support";
+                            /** @description the filter that chose the servers, as given; null when the batch named them */
+                            filter: {
+                                /** @description servers of this environment (exactly) */
+                                environment?: string;
+                                /** @description servers whose agent reports this version (exactly) */
+                                agent_version?: string;
+                                /** @description servers last seen before this time (or never): an RFC 3339 time or a duration before now (90m, 24h, 7d). Without it the filter asks online servers only and skips the offline ones (reason offline) */
+                                offline_since?: string;
+                            } | null;
+                            /** @description the batch's requests counted by state */
+                            progress: {
+                                /** @description requests in the batch */
+                                total: number;
+                                queued: number;
+                                delivered: number;
+                                collecting: number;
+                                uploading: number;
+                                done: number;
+                                failed: number;
+                                expired: number;
+                                interrupted: number;
+                            };
+                            /** @description one per server, by hostname: each as GET /v1/bundle-requests/{id} shows it (bundle_id when done) */
+                            requests: {
+                                id: string;
+                                /** @description the agent id */
+                                server_id: string;
+                                /** @enum {string} */
+                                state: "queued" | "delivered" | "collecting" | "uploading" | "done" | "failed" | "expired" | "interrupted";
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 UTC timestamp
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description a request the agent has not taken by then expires
+                                 */
+                                expires_at: string;
+                                /** @description present when done */
+                                bundle_id?: string;
+                                /** @description present when failed */
+                                error?: {
+                                    /** @description snake_case cause */
+                                    code: string;
+                                    /** @description what went wrong, for people */
+                                    message: string;
+                                };
+                                /**
+                                 * @description present when failed: the step that failed
+                                 * @enum {string}
+                                 */
+                                step?: "collect" | "presign" | "upload" | "register";
+                                tenant_id: string;
+                                hostname: string;
+                                /** @enum {string} */
+                                requested_by_role: "admin" | "support";
+                                /** @description first handed to the agent */
+                                delivered_at: string | null;
+                                /** @description the agent accepted it */
+                                acknowledged_at: string | null;
+                                collecting_at: string | null;
+                                uploading_at: string | null;
+                                /** @description when it became done, failed, expired or interrupted */
+                                finished_at: string | null;
+                                /** @description why it expired, was interrupted or failed, in words */
+                                reason: string | null;
+                                /**
+                                 * @description who made it: manual (a person asked), or the tenant's collection schedule: schedule_weekly, critical_signal
+                                 * @enum {string}
+                                 */
+                                trigger?: "manual" | "schedule_weekly" | "critical_signal";
+                                /** @description trigger critical_signal: the signal that made it */
+                                signal_id?: string;
+                                /** @description the batch it was made in (POST /v1/bundle-batches); null for a request made alone */
+                                batch_id: string | null;
+                            }[];
+                            skipped: {
+                                server_id: string;
+                                /** @description null when the server was not found */
+                                hostname: string | null;
+                                reason: "not_found" | "revoked" | "open_request" | "offline";
+                                /** @description the reason in words */
+                                detail: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/bundle-batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A bundle batch: progress by state, each server's request (bundle_id when done), the skipped servers */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            tenant_id: string;
+                            created_at: string;
+                            /** @description the user's id */
+                            created_by: string;
+                            created_by_role: "admin" | "support";
+                            /** @description the filter that chose the servers, as given; null when the batch named them */
+                            filter: {
+                                /** @description servers of this environment (exactly) */
+                                environment?: string;
+                                /** @description servers whose agent reports this version (exactly) */
+                                agent_version?: string;
+                                /** @description servers last seen before this time (or never): an RFC 3339 time or a duration before now (90m, 24h, 7d). Without it the filter asks online servers only and skips the offline ones (reason offline) */
+                                offline_since?: string;
+                            } | null;
+                            /** @description the batch's requests counted by state */
+                            progress: {
+                                /** @description requests in the batch */
+                                total: number;
+                                queued: number;
+                                delivered: number;
+                                collecting: number;
+                                uploading: number;
+                                done: number;
+                                failed: number;
+                                expired: number;
+                                interrupted: number;
+                            };
+                            /** @description one per server, by hostname: each as GET /v1/bundle-requests/{id} shows it (bundle_id when done) */
+                            requests: {
+                                id: string;
+                                /** @description the agent id */
+                                server_id: string;
+                                /** @enum {string} */
+                                state: "queued" | "delivered" | "collecting" | "uploading" | "done" | "failed" | "expired" | "interrupted";
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 UTC timestamp
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description a request the agent has not taken by then expires
+                                 */
+                                expires_at: string;
+                                /** @description present when done */
+                                bundle_id?: string;
+                                /** @description present when failed */
+                                error?: {
+                                    /** @description snake_case cause */
+                                    code: string;
+                                    /** @description what went wrong, for people */
+                                    message: string;
+                                };
+                                /**
+                                 * @description present when failed: the step that failed
+                                 * @enum {string}
+                                 */
+                                step?: "collect" | "presign" | "upload" | "register";
+                                tenant_id: string;
+                                hostname: string;
+                                /** @enum {string} */
+                                requested_by_role: "admin" | "support";
+                                /** @description first handed to the agent */
+                                delivered_at: string | null;
+                                /** @description the agent accepted it */
+                                acknowledged_at: string | null;
+                                collecting_at: string | null;
+                                uploading_at: string | null;
+                                /** @description when it became done, failed, expired or interrupted */
+                                finished_at: string | null;
+                                /** @description why it expired, was interrupted or failed, in words */
+                                reason: string | null;
+                                /**
+                                 * @description who made it: manual (a person asked), or the tenant's collection schedule: schedule_weekly, critical_signal
+                                 * @enum {string}
+                                 */
+                                trigger?: "manual" | "schedule_weekly" | "critical_signal";
+                                /** @description trigger critical_signal: the signal that made it */
+                                signal_id?: string;
+                                /** @description the batch it was made in (POST /v1/bundle-batches); null for a request made alone */
+                                batch_id: string | null;
+                            }[];
+                            skipped: {
+                                server_id: string;
+                                /** @description null when the server was not found */
+                                hostname: string | null;
+                                reason: "not_found" | "revoked" | "open_request" | "offline";
+                                /** @description the reason in words */
+                                detail: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Every 4xx/5xx response */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: {
+                                /**
+                                 * @description snake_case error code
+                                 * @example invalid_request
+                                 */
+                                code: string;
+                                /** @description what went wrong, for people */
+                                message: string;
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

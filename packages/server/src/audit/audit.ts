@@ -18,6 +18,7 @@ export type AuditAction =
   | 'analyzers.update'
   | 'bundle_request.create'
   | 'bundle_request.denied'
+  | 'bundle_batch.create'
   | 'tenant.settings'
   | 'collection_schedule.update'
   | 'detection.update'

@@ -1,5 +1,5 @@
 // Console-pushed support bundles (DESIGN §4 contract — bundle requests): people create and
-// follow requests (console/routes.ts); `guard-agent daemon` heartbeats, long-polls for them
+// follow requests (console/routes.ts), for many servers at once too (batches/routes.ts); `guard-agent daemon` heartbeats, long-polls for them
 // and reports each step (agent/routes.ts).
 
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -8,6 +8,7 @@ import type { Db } from '../db/index.ts';
 import type { DetectionPolicies } from '../detection/index.ts';
 import { TenantsRepository } from '../tenants/index.ts';
 import { agentCommandRoutes } from './agent/routes.ts';
+import { batchRoutes } from './batches/routes.ts';
 import { BundleRequestsRepository } from './bundle-requests-repository.ts';
 import type { CommandHub } from './command-hub.ts';
 import { consoleRequestRoutes } from './console/routes.ts';
@@ -36,4 +37,5 @@ export const bundleRequestRoutes: FastifyPluginAsyncTypebox<BundleRequestsDeps> 
   };
   await app.register(consoleRequestRoutes, ctx);
   await app.register(agentCommandRoutes, ctx);
+  await app.register(batchRoutes, ctx);
 };

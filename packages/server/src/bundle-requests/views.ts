@@ -22,6 +22,7 @@ export function requestView(row: RequestWithHost): BundleRequest {
     finished_at: row.finished_at,
     reason: row.reason,
     trigger: (row.trigger ?? 'manual') as BundleRequest['trigger'],
+    batch_id: row.batch_id ?? null,
   };
   if (row.signal_id) view.signal_id = row.signal_id;
   if (row.state === 'done' && row.bundle_id !== null) view.bundle_id = row.bundle_id;

@@ -42,6 +42,7 @@ import { deliveryLogResponseHeaders } from './migrations/0017-delivery-log-respo
 import { identity } from './migrations/0018-identity.ts';
 import { bundleRetention } from './migrations/0019-bundle-retention.ts';
 import { analyzerRules } from './migrations/0020-analyzer-rules.ts';
+import { bundleBatches } from './migrations/0021-bundle-batches.ts';
 import { collectionSchedules } from './migrations/0022-collection-schedules.ts';
 
 /** Every migration by the name databases record it under, in order. */
@@ -66,6 +67,7 @@ const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Mi
   ['0018_identity', identity],
   ['0019_bundle_retention', bundleRetention],
   ['0020_analyzer_rules', analyzerRules],
+  ['0021_bundle_batches', bundleBatches],
   ['0022_collection_schedules', collectionSchedules],
 ];
 

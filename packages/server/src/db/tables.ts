@@ -160,6 +160,8 @@ export interface BundleRequestTable {
   error_message: string | null;
   error_step: string | null;
   reason: string | null;
+  /** The batch it was made in (bundle_batches); null for a request made alone. */
+  batch_id?: string | null;
   /** Made by the tenant's collection schedule: `schedule_weekly` or `critical_signal`; null: asked by a person. */
   trigger?: string | null;
   /** The critical signal that made it (trigger `critical_signal`). */
@@ -183,6 +185,20 @@ export interface CollectionScheduleTable {
   updated_at: string;
   /** The admin's user id. */
   updated_by: string;
+}
+
+/** Bundle requests made together for many servers (fleets), one per server. */
+export interface BundleBatchTable {
+  id: string;
+  tenant_id: string;
+  /** The user's id. */
+  created_by: string;
+  created_by_role: 'admin' | 'support';
+  created_at: string;
+  /** The filter that chose the servers (JSON); null when the batch named them. */
+  filter: string | null;
+  /** The servers skipped, with the reason (JSON: [{server_id, hostname, reason, detail}]). */
+  skipped: string;
 }
 
 export type InsightJobState = 'pending' | 'running' | 'done' | 'failed';
@@ -568,6 +584,7 @@ export interface Database {
   agents: AgentTable;
   uploads: UploadTable;
   bundles: BundleTable;
+  bundle_batches: BundleBatchTable;
   bundle_requests: BundleRequestTable;
   collection_schedules: CollectionScheduleTable;
   bundle_insights: BundleInsightTable;

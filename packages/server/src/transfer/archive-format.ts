@@ -37,6 +37,7 @@ export const TABLES = [
   'agents',
   'uploads',
   'bundles',
+  'bundle_batches',
   'bundle_requests',
   'collection_schedules',
   'bundle_insights',

@@ -39,7 +39,7 @@ function RequestedBy({ r }: { r: RequestRow }) {
   return <div className="hint">by {r.requested_by_role === 'support' ? 'support' : 'an admin'}</div>;
 }
 
-const TONES: Record<string, string> = {
+export const TONES: Record<string, string> = {
   done: 'ok',
   failed: 'danger',
   expired: 'warn',
@@ -47,7 +47,7 @@ const TONES: Record<string, string> = {
 };
 
 /** What became of a request, in words. */
-function Outcome({ r }: { r: RequestRow }) {
+export function Outcome({ r }: { r: RequestRow }) {
   if (r.state === 'done' && r.bundle_id)
     return <Link to={`/support/bundles/${encodeURIComponent(r.bundle_id)}`}>Open bundle</Link>;
   if (r.state === 'failed')

@@ -82,15 +82,38 @@ export interface ServerTableProps {
   /** The server whose request is being sent now. */
   requesting: string | undefined;
   onRequest: (server: ServerRow) => void;
+  /** The servers ticked for a batch (fleets); undefined: no checkbox column. */
+  selected?: ReadonlySet<string>;
+  onSelect?: (server: ServerRow, on: boolean) => void;
 }
 
-export function ServerTable({ servers, showTenant, canRequest, requesting, onRequest }: ServerTableProps) {
+export function ServerTable({
+  servers,
+  showTenant,
+  canRequest,
+  requesting,
+  onRequest,
+  selected,
+  onSelect,
+}: ServerTableProps) {
   return (
     <DataTable
       caption="Enrolled servers"
       rows={servers}
       rowKey={(s) => s.id}
       columns={[
+        selected !== undefined && {
+          header: 'Select',
+          headerHidden: true,
+          cell: (s) => (
+            <input
+              type="checkbox"
+              aria-label={`Select ${s.hostname}`}
+              checked={selected.has(s.id)}
+              onChange={(e) => onSelect?.(s, e.target.checked)}
+            />
+          ),
+        },
         {
           header: 'Hostname',
           className: 'wrap',
