@@ -15,6 +15,9 @@
 //   (e) the delivery engine alone (information): a backlog of N signals written into the
 //       stopped server's database by the server's own outbox code (what POST /v1/signals
 //       does), then the server started; rate = first to N-th receipt. No ingest in the window.
+//   (f) batched ingest: the same N signals POSTed as JSON arrays of BATCH (each signal with its
+//       idempotency_key, as the agent's spool sends them), 4 batches in flight; deliveries/s and
+//       the server's CPU per signal beside (a), the same run.
 //   (d) SDK verify ops/s: @guard/webhooks constructEvent / verifySignature against the
 //       `standardwebhooks` package's Webhook.verify on the same payload (its own scheme,
 //       signed with its own sign), interleaved rounds of the same iteration count.
@@ -244,6 +247,36 @@ async function sustained(ctx: Context, api: ApiClient, n: number) {
     totalMs: totalUs / 1000,
     ingestMs: ingestUs / 1000,
     sampleBody: reached.sampleBody,
+  };
+}
+
+/** Signals per batch in (f): what the agent's detection spool sends at most (SIGNAL_BATCH). */
+const BATCH = 100;
+const BATCHES_IN_FLIGHT = 4;
+
+/** (f) the same as (a), the signals POSTed in batches of BATCH. */
+async function sustainedBatched(ctx: Context, api: ApiClient, n: number, run: string) {
+  await ctx.receiver.reset();
+  const waiting = ctx.receiver.waitFor(n, 600_000);
+  const pid = (ctx.server as GuardProcess).pid;
+  const cpu0 = processCpuMs(pid);
+  const t0 = usNow();
+  let failed = 0;
+  await runPool(Math.ceil(n / BATCH), BATCHES_IN_FLIGHT, async (b) => {
+    const items = [];
+    for (let i = b * BATCH; i < Math.min(n, (b + 1) * BATCH); i++)
+      items.push({ ...signalBody(i), idempotency_key: `bench-${run}-${i}` });
+    const r = await api.post('/v1/signals', ctx.agentKey, items);
+    if (r.status !== 200) failed += items.length;
+  });
+  const ingestUs = usNow() - t0;
+  if (failed > 0) throw new Error(`${failed} signals of POST /v1/signals batches failed`);
+  const reached = await waiting;
+  await sleep(50);
+  return {
+    serverCpuUsPerSignal: ((processCpuMs(pid) - cpu0) * 1000) / n,
+    deliveriesPerS: n / ((reached.lastUs - t0) / 1e6),
+    ingestPerS: n / (ingestUs / 1e6),
   };
 }
 
@@ -491,6 +524,9 @@ async function main(): Promise<void> {
     await sustained(c, api, 200); // reconnect and warm again
     console.log(`(a) sustained: ${fmt(n)} signals …`);
     const a = await sustained(c, api, n);
+    console.log(`(f) batched ingest: ${fmt(n)} signals in batches of ${BATCH} …`);
+    await sustainedBatched(c, api, 500, 'warm');
+    const f = await sustainedBatched(c, api, n, 'run');
     console.log(`(b) latency: ${rate} signals/s for ${seconds} s …`);
     const b = await latency(c, api, rate, seconds);
     await api.close();
@@ -521,6 +557,14 @@ async function main(): Promise<void> {
         `${ratioA.toFixed(2)}×`,
         `≥ ${GOAL_RATIO_RAW}× raw and ≥ ${fmt(GOAL_DELIVERIES_PER_S)}/s`,
         passA ? 'PASS' : 'MISS',
+      ],
+      [
+        `deliveries/s, batched ingest (batches of ${BATCH})`,
+        fmt(f.deliveriesPerS),
+        `${fmt(a.deliveriesPerS)} single POSTs (a)`,
+        `${(f.deliveriesPerS / a.deliveriesPerS).toFixed(2)}×`,
+        '(information)',
+        '',
       ],
       [
         `deliveries/s, engine alone (backlog of ${fmt(n)})`,
@@ -567,6 +611,10 @@ async function main(): Promise<void> {
       `(a) ingest ${fmt(a.ingestPerS)} signals/s (${fmt(a.ingestMs)} ms for ${fmt(n)} POSTs, ${INGEST_CONCURRENCY} in flight); ` +
         `last receipt ${fmt(a.totalMs)} ms after the first POST; CPU per signal: server ${fmt(a.serverCpuUsPerSignal)} µs ` +
         `(ingest + delivery), receiver ${fmt(a.receiverCpuUsPerSignal)} µs, ingest client ${fmt(a.clientCpuUsPerSignal)} µs`,
+    );
+    console.log(
+      `(f) batched ingest ${fmt(f.ingestPerS)} signals/s (batches of ${BATCH}, ${BATCHES_IN_FLIGHT} in flight); ` +
+        `CPU per signal: server ${fmt(f.serverCpuUsPerSignal)} µs (ingest + delivery) against ${fmt(a.serverCpuUsPerSignal)} µs in (a)`,
     );
     console.log(
       `(b) ${fmt(b.count)} signals at ${fmt(b.achievedRate, 1)}/s achieved; latency p50 ${b.p50.toFixed(1)} ms, ` +

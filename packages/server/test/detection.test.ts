@@ -395,3 +395,108 @@ describe('the agent gets the policy through its command channel', () => {
     for (const extra of bad) assertError(await heartbeat(agent, extra), 400, 'invalid_request');
   });
 });
+
+describe('a batch on POST /v1/signals (a JSON array, each signal with its idempotency_key)', () => {
+  const batch = (a: EnrolledAgent, items: unknown, headers: Record<string, string> = {}) =>
+    api(base, 'POST', '/v1/signals', { token: a.api_key, body: items, headers });
+  const item = (key: string, body: Record<string, unknown> = {}) => ({ ...SIGNAL, ...body, idempotency_key: key });
+
+  it('writes every signal with its deliveries, one result per signal in order; sent again, the same signals answer', async () => {
+    const items = [1, 2, 3].map((n) => item(`batch-a-${n}`, { description: `batch: ${n}` }));
+    const first = await batch(agent, items);
+    assert.equal(first.status, 200, first.text);
+    const results = first.json.results as Loose[];
+    assert.deepEqual(
+      results.map((r) => [r.idempotency_key, r.status, r.deliveries]),
+      [
+        ['batch-a-1', 201, 2],
+        ['batch-a-2', 201, 2],
+        ['batch-a-3', 201, 2],
+      ],
+    );
+    for (const [i, r] of results.entries()) {
+      const stored = await signalsDescribed(`batch: ${i + 1}`);
+      assert.deepEqual(
+        stored.map((s) => s.signal_id),
+        [r.signal_id],
+      );
+    }
+    // The spool sends the batch again (its answer was lost): nothing new, the same ids.
+    const again = await batch(agent, items);
+    assert.deepEqual(
+      (again.json.results as Loose[]).map((r) => [r.status, r.signal_id]),
+      results.map((r) => [200, r.signal_id]),
+    );
+    // A key a single POST used, and a key twice in one batch, answer that one signal.
+    const single = await post(agent, { description: 'batch: single first' }, 'batch-b-1');
+    const mixed = await batch(agent, [
+      item('batch-b-1', { description: 'batch: ignored' }),
+      item('batch-b-2', { description: 'batch: twice' }),
+      item('batch-b-2', { description: 'batch: twice' }),
+    ]);
+    const [a, b, c] = mixed.json.results as Loose[];
+    assert.deepEqual([a.status, a.signal_id], [200, single.json.signal_id]);
+    assert.deepEqual([b.status, c.status].sort(), [200, 201]);
+    assert.equal(b.signal_id, c.signal_id);
+    assert.deepEqual(await signalsDescribed('batch: ignored'), []);
+    assert.equal((await signalsDescribed('batch: twice')).length, 1);
+  });
+
+  it("applies the tenant's detection policy to each signal: a type turned off is 202 in its place", async () => {
+    assert.equal((await putPolicy({ ssh_login_succeeded: { enabled: false } })).status, 200);
+    const res = await batch(agent, [
+      item('batch-c-1', { description: 'batch: kept' }),
+      item('batch-c-2', { signal_type: 'ssh_login_succeeded', description: 'batch: off' }),
+    ]);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(
+      (res.json.results as Loose[]).map((r) => [r.status, r.signal_id === null]),
+      [
+        [201, false],
+        [202, true],
+      ],
+    );
+    assert.match(res.json.results[1].suppressed, /detection policy/);
+    assert.deepEqual(await signalsDescribed('batch: off'), []);
+  });
+
+  it('refuses a whole batch with one bad signal, naming it, and writes none of it', async () => {
+    const bad = await batch(agent, [
+      item('batch-d-1', { description: 'batch: refused' }),
+      item('batch-d-2', { severity: 9 }),
+    ]);
+    assertError(bad, 400, 'invalid_request');
+    assert.match(bad.json.error.message, /body\/1\/severity/);
+    const badKey = await batch(agent, [
+      item('batch-d-3', { description: 'batch: refused' }),
+      item('no spaces allowed'),
+    ]);
+    assertError(badKey, 400, 'invalid_idempotency_key');
+    assert.match(badKey.json.error.message, /body\/1\/idempotency_key/);
+    assertError(await batch(agent, [{ ...SIGNAL }]), 400, 'invalid_request'); // no key
+    assertError(await batch(agent, []), 400, 'invalid_request');
+    assertError(
+      await batch(
+        agent,
+        Array.from({ length: 257 }, (_, i) => item(`batch-e-${i}`)),
+      ),
+      400,
+      'invalid_request',
+    );
+    assertError(await batch(agent, [item('batch-d-4')], { 'idempotency-key': 'k' }), 400, 'invalid_request');
+    assert.deepEqual(await signalsDescribed('batch: refused'), []);
+    // A single signal's errors read as before.
+    const single = await post(agent, { severity: 9 });
+    assertError(single, 400, 'invalid_request');
+    assert.match(single.json.error.message, /^body\/severity must be <= 5/);
+  });
+
+  it('takes the largest batch, 256 signals, at once', async () => {
+    const res = await batch(
+      agent2,
+      Array.from({ length: 256 }, (_, i) => item(`batch-f-${i}`, { description: 'batch: large' })),
+    );
+    assert.equal(res.status, 200, res.text);
+    assert.equal((res.json.results as Loose[]).filter((r) => r.status === 201).length, 256);
+  });
+});

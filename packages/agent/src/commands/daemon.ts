@@ -64,6 +64,7 @@ export async function runDaemonCommand(ctx: CommandContext): Promise<void> {
         log,
         now: ctx.now,
         send: (body, key, signal) => service.postSignal(body, key, signal),
+        sendBatch: (items, signal) => service.postSignals(items, signal),
         retryDelay: (failures) => daemon.reconnectDelay(failures, Math.random),
         signal: detectionStop.signal,
       });

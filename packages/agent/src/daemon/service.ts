@@ -35,7 +35,19 @@ export interface ServiceClient {
   ack(id: string, signal?: AbortSignal): Promise<CommandState>;
   report(id: string, body: CommandReport, signal?: AbortSignal): Promise<CommandState>;
   postSignal(body: unknown, idempotencyKey: string, signal: AbortSignal): Promise<SignalOutcome>;
+  /**
+   * POST /v1/signals with a batch (a JSON array, each signal with its idempotency_key): every
+   * signal taken, or why not; `batchRefused`: the service would not take this batch as a batch
+   * (a service before batches, or one signal it refuses) — send them one at a time.
+   */
+  postSignals(
+    items: readonly { body: unknown; key: string }[],
+    signal: AbortSignal,
+  ): Promise<SignalOutcome | { ok: false; retry: false; error: string; batchRefused: true }>;
 }
+
+/** Answers to a batch after which its signals go one at a time: no batches there, or one signal refused. */
+const BATCH_REFUSED_STATUSES = new Set([400, 404, 405, 413, 415, 422]);
 
 /** Statuses after which the same signal may be taken later; any other refusal is for good. */
 const RETRY_STATUSES = new Set([401, 403, 408, 425, 429]);
@@ -99,6 +111,36 @@ export function serviceClient(
         body,
         signal,
       ),
+    async postSignals(items, signal) {
+      try {
+        const res = await send(http, `${enrollment.base_url}/v1/signals`, {
+          method: 'POST',
+          headers: headers(true),
+          body: JSON.stringify(items.map((i) => ({ ...(i.body as object), idempotency_key: i.key }))),
+          signal,
+        });
+        if (res.status === 200) {
+          const answer = parseJson(res, 'signal batch') as { results?: unknown };
+          if (Array.isArray(answer.results) && answer.results.length === items.length) return { ok: true };
+          return {
+            ok: false,
+            retry: false,
+            error: 'the batch was answered without one result per signal',
+            batchRefused: true,
+          };
+        }
+        const error = await statusError(res, http.now().getTime());
+        if (BATCH_REFUSED_STATUSES.has(res.status))
+          return { ok: false, retry: false, error: error.describe(), batchRefused: true };
+        return { ok: false, retry: res.status >= 500 || RETRY_STATUSES.has(res.status), error: error.describe() };
+      } catch (error) {
+        return {
+          ok: false,
+          retry: true,
+          error: isNetworkError(error) ? describeNetworkError(error) : (error as Error).message,
+        };
+      }
+    },
     async postSignal(body, idempotencyKey, signal) {
       try {
         const res = await send(http, `${enrollment.base_url}/v1/signals`, {

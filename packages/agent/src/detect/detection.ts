@@ -60,6 +60,9 @@ export interface DetectionPolicy {
 
 export type SendOutcome = { ok: true } | { ok: false; retry: boolean; error: string };
 
+/** Signals the spool sends in one POST when it holds more than one (the service takes up to 256). */
+export const SIGNAL_BATCH = 100;
+
 export interface DetectionLog {
   info(msg: string, attrs?: Record<string, string | number | boolean | null | undefined>): void;
   warn(msg: string, attrs?: Record<string, string | number | boolean | null | undefined>): void;
@@ -73,6 +76,14 @@ export interface DetectionOptions {
   now: () => Date;
   /** POST /v1/signals with the Idempotency-Key; ok, or why not and whether another try may help. */
   send: (body: SignalBody, key: string, signal: AbortSignal) => Promise<SendOutcome>;
+  /**
+   * POST /v1/signals with a batch; `batchRefused`: send these one at a time (a service before
+   * batches, or a signal it refuses). Absent: one at a time always.
+   */
+  sendBatch?: (
+    items: readonly { body: SignalBody; key: string }[],
+    signal: AbortSignal,
+  ) => Promise<SendOutcome | { ok: false; retry: false; error: string; batchRefused: true }>;
   /** The wait before the n-th try again of a failed send. */
   retryDelay: (failures: number) => number;
   signal: AbortSignal;
@@ -472,6 +483,8 @@ export class Detection {
     const { signal, log } = this.#o;
     let failures = 0;
     let away = false;
+    /** Signals up to this sequence number go one at a time (a batch of them was refused). */
+    let singlesUntil = 0;
     while (!signal.aborted) {
       const store = this.#store;
       if (!store) return;
@@ -491,7 +504,8 @@ export class Detection {
           })),
         });
       }
-      const [next] = store.peek(1);
+      const waiting = store.peek(singlesUntil > 0 || !this.#o.sendBatch ? 1 : SIGNAL_BATCH);
+      const next = waiting[0];
       if (!next) {
         await new Promise<void>((resolve) => {
           this.#wakeSender = resolve;
@@ -500,23 +514,55 @@ export class Detection {
         this.#wakeSender = () => {};
         continue;
       }
-      const outcome = await this.#o.send(next.body, next.key, signal);
-      if (signal.aborted) break;
-      if (outcome.ok) {
-        store.remove(next.seq);
-        failures = 0;
-        if (away) {
-          away = false;
-          log.info('signals are sent again', { waiting: store.depth });
+      let outcome: SendOutcome;
+      if (waiting.length > 1 && this.#o.sendBatch) {
+        const answer = await this.#o.sendBatch(waiting, signal);
+        if (signal.aborted) break;
+        if (!answer.ok && 'batchRefused' in answer) {
+          // The service takes no batch, or refuses one signal of it: these go one at a time,
+          // so that the others are taken and the one refused is dropped alone.
+          singlesUntil = waiting.at(-1)?.seq ?? 0;
+          log.info('the service took no batch; sending these signals one at a time', {
+            signals: waiting.length,
+            error: answer.error,
+          });
+          continue;
         }
-        continue;
+        outcome = answer;
+        if (outcome.ok) {
+          for (const w of waiting) store.remove(w.seq);
+          failures = 0;
+          if (away) {
+            away = false;
+            log.info('signals are sent again', { waiting: store.depth });
+          }
+          continue;
+        }
+      } else {
+        outcome = await this.#o.send(next.body, next.key, signal);
+        if (signal.aborted) break;
+        if (next.seq >= singlesUntil) singlesUntil = 0;
+        if (outcome.ok) {
+          store.remove(next.seq);
+          failures = 0;
+          if (away) {
+            away = false;
+            log.info('signals are sent again', { waiting: store.depth });
+          }
+          continue;
+        }
+        if (!outcome.retry) {
+          log.error('the service refused a signal; it is not sent again', {
+            signal_type: next.body.signal_type,
+            error: outcome.error,
+          });
+          store.remove(next.seq);
+          continue;
+        }
       }
       if (!outcome.retry) {
-        log.error('the service refused a signal; it is not sent again', {
-          signal_type: next.body.signal_type,
-          error: outcome.error,
-        });
-        store.remove(next.seq);
+        // A batch refused for good that the service did not call a batch problem: one at a time then.
+        singlesUntil = waiting.at(-1)?.seq ?? 0;
         continue;
       }
       if (!away) {

@@ -6417,7 +6417,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create a security signal (agent key); it is delivered to every enabled webhook endpoint of the tenant. With an Idempotency-Key this agent used before: 200 and the first signal, nothing created. A detection type the tenant's detection policy turned off: 202, not stored; an overridden severity replaces the agent's */
+        /** Create a security signal (agent key), or a batch of them (a JSON array); it is delivered to every enabled webhook endpoint of the tenant. With an Idempotency-Key this agent used before: 200 and the first signal, nothing created. A detection type the tenant's detection policy turned off: 202, not stored; an overridden severity replaces the agent's */
         post: {
             parameters: {
                 query?: never;
@@ -6428,6 +6428,7 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
+            /** @description one signal, or a JSON array of 1 to 256 (each with its idempotency_key): a batch, answered 200 with one result per signal */
             requestBody: {
                 content: {
                     "application/json": {
@@ -6445,11 +6446,28 @@ export interface paths {
                          * @description defaults to the time received
                          */
                         created_at?: string;
-                    };
+                    } | {
+                        /** @example sudo_command_executed */
+                        signal_type: string;
+                        /** @description 1 (info) to 5 (critical) */
+                        severity: number;
+                        description: string;
+                        identity_id: string;
+                        identity_name: string;
+                        /** @description defaults to the agent's environment tag */
+                        environment?: string;
+                        /**
+                         * Format: date-time
+                         * @description defaults to the time received
+                         */
+                        created_at?: string;
+                        /** @description as the Idempotency-Key header of a single POST: unique per signal of this agent */
+                        idempotency_key: string;
+                    }[];
                 };
             };
             responses: {
-                /** @description the signal an earlier POST with this Idempotency-Key created */
+                /** @description Default Response */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6458,6 +6476,15 @@ export interface paths {
                         "application/json": {
                             signal_id: string;
                             deliveries: number;
+                        } | {
+                            results: {
+                                idempotency_key: string;
+                                /** @description 201 created, 200 its key named a signal already (that one answers), 202 suppressed by the policy */
+                                status: 201 | 200 | 202;
+                                signal_id: string | null;
+                                deliveries: number;
+                                suppressed?: string;
+                            }[];
                         };
                     };
                 };

@@ -26,6 +26,45 @@ export type CreateSignal = Static<typeof CreateSignal>;
 
 export const CreatedSignal = Type.Object({ signal_id: Type.String(), deliveries: Type.Integer() });
 
+/** The most signals one batch may carry: what one group commit of the outbox takes (outbox.ts). */
+export const SIGNAL_BATCH_MAX = 256;
+
+/** A batch: each signal with its own idempotency key (the header's, per signal). */
+export const CreateSignalBatch = Type.Array(
+  Type.Object(
+    {
+      ...CreateSignal.properties,
+      idempotency_key: Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'as the Idempotency-Key header of a single POST: unique per signal of this agent',
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  {
+    minItems: 1,
+    maxItems: SIGNAL_BATCH_MAX,
+    description: `a batch of 1 to ${SIGNAL_BATCH_MAX} signals, written in one transaction`,
+  },
+);
+export type CreateSignalBatch = Static<typeof CreateSignalBatch>;
+
+/** One answer per signal of a batch, in its order. */
+export const SignalBatchAnswer = Type.Object({
+  results: Type.Array(
+    Type.Object({
+      idempotency_key: Type.String(),
+      status: Type.Union([Type.Literal(201), Type.Literal(200), Type.Literal(202)], {
+        description: '201 created, 200 its key named a signal already (that one answers), 202 suppressed by the policy',
+      }),
+      signal_id: Type.Union([Type.String(), Type.Null()]),
+      deliveries: Type.Integer(),
+      suppressed: Type.Optional(Type.String()),
+    }),
+  ),
+});
+
 /** A signal of a type the tenant's detection policy turned off: not stored. */
 export const SuppressedSignal = Type.Object({
   signal_id: Type.Null(),
