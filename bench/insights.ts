@@ -202,15 +202,17 @@ async function build(name: string, agentLogBytes: number, segmentBytes: number[]
 interface Run {
   wallS: number;
   rssKiB: number;
+  /** CPU seconds (user + system) of the process and its children: steadier than wall time on a shared machine. */
+  cpuS: number;
   out: string;
 }
 
 function timed(argv: string[], env: NodeJS.ProcessEnv = process.env): Run {
-  const r = spawnSync(GNU_TIME, ['-f', '%e %M', ...argv], { encoding: 'utf8', env, maxBuffer: 64 * MiB });
+  const r = spawnSync(GNU_TIME, ['-f', '%e %M %U %S', ...argv], { encoding: 'utf8', env, maxBuffer: 64 * MiB });
   const last = r.stderr.trim().split('\n').at(-1) ?? '';
-  const [wall, rss] = last.split(' ').map(Number);
+  const [wall, rss, user, sys] = last.split(' ').map(Number);
   if (r.status !== 0 || !Number.isFinite(wall)) throw new Error(`${argv.join(' ')} failed (${r.status}): ${r.stderr}`);
-  return { wallS: wall, rssKiB: rss, out: r.stdout.trim() };
+  return { wallS: wall, rssKiB: rss, cpuS: user + sys, out: r.stdout.trim() };
 }
 
 function ours(bundle: Built, withRules = false): Run {
@@ -296,10 +298,10 @@ async function main(): Promise<void> {
   const ratioProcess = med(runs.ours, wall) / med(runs.anchor, wall);
   const rss180 = med(runs.ours, rssMiB);
   const rss1g = med(runs.ours1g, rssMiB);
-  const cpu = os.cpus();
+  const cpus = os.cpus();
   console.log(`bench:insights — ${new Date().toISOString()}`);
   console.log(
-    `machine: ${cpu.length} × ${cpu[0]?.model ?? '?'}, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB, Node ${process.versions.node}`,
+    `machine: ${cpus.length} × ${cpus[0]?.model ?? '?'}, ${(os.totalmem() / 1024 ** 3).toFixed(0)} GiB, Node ${process.versions.node}`,
   );
   console.log(`load average (1, 5, 15 min) before: ${loadBefore}; after: ${loadAfter}`);
   console.log(`what ours found (180 MiB): ${runs.ours[0].out}`);
