@@ -45,9 +45,9 @@ interface Rule extends CompiledPattern {
 
 /** A literal as it reads in a chunk decoded as latin1 (one character per byte of its UTF-8). */
 const asBytes = (literal: string) => Buffer.from(literal, 'utf8').toString('latin1');
-const escape = (literal: string) => literal.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+const escapeLiteral = (literal: string) => literal.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
-/** Whether a glob matches a member name; a glob node cannot read matches nothing. */
+/** Whether a glob matches a member name; a glob the matcher cannot read matches nothing. */
 export function memberMatches(glob: string, member: string): boolean {
   try {
     return matchesGlob(member, glob);
@@ -113,7 +113,7 @@ export class MemberRuleScanner {
     this.#prefiltered = rules.filter((r) => r.needles && !r.needles.some((n) => n.includes('\n')));
     const literals = [...new Set(this.#prefiltered.flatMap((r) => r.needles ?? []))];
     this.#anyLiteral =
-      literals.length === 0 ? undefined : new RegExp(literals.map((l) => escape(asBytes(l))).join('|'), 'g');
+      literals.length === 0 ? undefined : new RegExp(literals.map((l) => escapeLiteral(asBytes(l))).join('|'), 'g');
     this.#lastLine = new Map(rules.map((r) => [r, 0]));
   }
 
