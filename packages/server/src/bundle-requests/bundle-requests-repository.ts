@@ -47,6 +47,43 @@ export interface RequestMaker {
 /** Tries of a conditional update (or an insert) that lost a race before the caller gives up. */
 const RACE_TRIES = 5;
 
+/** A new request, queued: the row every way of asking writes (one server, a batch, the schedule). */
+export function queuedRequest(o: {
+  tenantId: string;
+  agentId: string;
+  requestedBy: string;
+  role: 'admin' | 'support';
+  at: string;
+  ttlMs: number;
+  batchId?: string;
+  trigger?: { kind: string; signalId?: string };
+}): BundleRequestTable {
+  return {
+    id: newId('brq'),
+    tenant_id: o.tenantId,
+    agent_id: o.agentId,
+    state: 'queued',
+    requested_by: o.requestedBy,
+    requested_by_role: o.role,
+    created_at: o.at,
+    expires_at: new Date(Date.parse(o.at) + o.ttlMs).toISOString(),
+    delivered_at: null,
+    deliveries: 0,
+    acknowledged_at: null,
+    collecting_at: null,
+    uploading_at: null,
+    finished_at: null,
+    bundle_id: null,
+    error_code: null,
+    error_message: null,
+    error_step: null,
+    reason: null,
+    trigger: o.trigger?.kind ?? null,
+    signal_id: o.trigger?.signalId ?? null,
+    batch_id: o.batchId ?? null,
+  };
+}
+
 export class BundleRequestsRepository {
   readonly #db: Db;
 
@@ -88,29 +125,15 @@ export class BundleRequestsRepository {
         .orderBy('created_at', 'desc')
         .executeTakeFirst();
       if (open) return { created: false, row: open };
-      const row: BundleRequestTable = {
-        id: newId('brq'),
-        tenant_id: agent.tenantId,
-        agent_id: agent.id,
-        state: 'queued',
-        requested_by: by.actor.userId,
-        requested_by_role: by.actor.role === 'support' ? 'support' : 'admin',
-        created_at: by.at.toISOString(),
-        expires_at: new Date(by.at.getTime() + by.ttlMs).toISOString(),
-        delivered_at: null,
-        deliveries: 0,
-        acknowledged_at: null,
-        collecting_at: null,
-        uploading_at: null,
-        finished_at: null,
-        bundle_id: null,
-        error_code: null,
-        error_message: null,
-        error_step: null,
-        reason: null,
-        trigger: by.trigger?.kind ?? null,
-        signal_id: by.trigger?.signalId ?? null,
-      };
+      const row = queuedRequest({
+        tenantId: agent.tenantId,
+        agentId: agent.id,
+        requestedBy: by.actor.userId,
+        role: by.actor.role === 'support' ? 'support' : 'admin',
+        at: by.at.toISOString(),
+        ttlMs: by.ttlMs,
+        trigger: by.trigger,
+      });
       await trx.insertInto('bundle_requests').values(row).execute();
       await audit({ db: trx, now: () => by.at }, by.actor, 'bundle_request.create', row.id, agent.tenantId);
       return { created: true, row };

@@ -8,7 +8,12 @@ import { audit } from '../../audit/index.ts';
 import { newId, type UserPrincipal } from '../../auth/index.ts';
 import type { AgentTable, BundleBatchTable, BundleRequestState, BundleRequestTable, Db } from '../../db/index.ts';
 import { beforeFilter, type PageRequest } from '../../kernel/pagination.ts';
-import { type BundleRequestsRepository, OPEN_STATES, type RequestWithHost } from '../bundle-requests-repository.ts';
+import {
+  type BundleRequestsRepository,
+  OPEN_STATES,
+  queuedRequest,
+  type RequestWithHost,
+} from '../bundle-requests-repository.ts';
 import type { BatchFilter, Skipped } from './selection.ts';
 
 export type Progress = Record<BundleRequestState | 'total', number>;
@@ -142,28 +147,15 @@ export class BatchesRepository {
   }
 
   #requestRow(batch: BundleBatchTable, agent: AgentTable, ttlMs: number): BundleRequestTable {
-    return {
-      id: newId('brq'),
-      tenant_id: batch.tenant_id,
-      agent_id: agent.id,
-      state: 'queued',
-      requested_by: batch.created_by,
-      requested_by_role: batch.created_by_role,
-      created_at: batch.created_at,
-      expires_at: new Date(Date.parse(batch.created_at) + ttlMs).toISOString(),
-      delivered_at: null,
-      deliveries: 0,
-      acknowledged_at: null,
-      collecting_at: null,
-      uploading_at: null,
-      finished_at: null,
-      bundle_id: null,
-      error_code: null,
-      error_message: null,
-      error_step: null,
-      reason: null,
-      batch_id: batch.id,
-    };
+    return queuedRequest({
+      tenantId: batch.tenant_id,
+      agentId: agent.id,
+      requestedBy: batch.created_by,
+      role: batch.created_by_role,
+      at: batch.created_at,
+      ttlMs,
+      batchId: batch.id,
+    });
   }
 
   /** The batch with its requests by hostname; tenantId null finds it in any tenant (support staff). */
