@@ -8,8 +8,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { collectTestBundle, uploadBundle } from '../../server/test/bundle-harness.ts';
-import { api, waitFor } from '../../server/test/harness.ts';
+import { analysedInsights, collectTestBundle, uploadBundle } from '../../server/test/bundle-harness.ts';
 import {
   type ConsoleWorld,
   checkPage,
@@ -46,13 +45,7 @@ describe('support staff write analyzer rules and test them against a bundle', ()
       built.bytes,
       built.manifest,
     );
-    await waitFor(
-      async () =>
-        (await api(world.base, 'GET', `/v1/support/bundles/${bundleId}/insights`, { token: world.support.token })).json
-          .state !== 'pending',
-      `insights of ${bundleId}`,
-      30_000,
-    );
+    await analysedInsights(world.base, world.support.token, bundleId);
     context = await newContext(world);
     page = await newPage(context);
   });

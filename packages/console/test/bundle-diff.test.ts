@@ -13,7 +13,8 @@ import { gzipSync } from 'node:zlib';
 import type { BrowserContext, Page } from 'playwright-core';
 import { collectBundle } from '../../agent/src/bundle/index.ts';
 import { SILENT_PROGRESS } from '../../agent/src/progress.ts';
-import { api, presign, putObject, register, waitFor } from '../../server/test/harness.ts';
+import { analysedInsights } from '../../server/test/bundle-harness.ts';
+import { presign, putObject, register } from '../../server/test/harness.ts';
 import {
   type ConsoleWorld,
   checkPage,
@@ -71,13 +72,7 @@ describe('support staff compare a bundle with the previous one of its server', (
     });
     assert.equal(registered.status, 201, registered.text);
     const id = registered.json.bundle_id as string;
-    await waitFor(
-      async () =>
-        (await api(world.base, 'GET', `/v1/support/bundles/${id}/insights`, { token: world.support.token })).json
-          .state !== 'pending',
-      `insights of ${id}`,
-      30_000,
-    );
+    await analysedInsights(world.base, world.support.token, id);
     return id;
   }
 

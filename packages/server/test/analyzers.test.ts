@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type BuiltBundle, collectTestBundle, uploadBundle } from './bundle-harness.ts';
+import { analysedInsights, type BuiltBundle, collectTestBundle, uploadBundle } from './bundle-harness.ts';
 import {
   api,
   type EnrolledAgent,
@@ -20,7 +20,6 @@ import {
   startTestServer,
   T0,
   type TestServer,
-  waitFor,
 } from './harness.ts';
 
 let server: TestServer;
@@ -102,20 +101,7 @@ async function collected(): Promise<BuiltBundle> {
   return collectTestBundle(dir, { log: `${LOG}\n`, segments: { 'agent.log.1.gz': SEGMENT } });
 }
 
-async function analysed(bundleId: string, token = support): Promise<Loose> {
-  let last: Loose = {};
-  await waitFor(
-    async () => {
-      const res = await api(base, 'GET', `/v1/support/bundles/${bundleId}/insights`, { token });
-      assert.equal(res.status, 200, res.text);
-      last = res.json;
-      return last.state !== 'pending';
-    },
-    `insights of ${bundleId}`,
-    30_000,
-  );
-  return last;
-}
+const analysed = (bundleId: string, token = support) => analysedInsights(base, token, bundleId);
 
 const ruleFindings = (insights: Loose) => (insights.findings as Loose[]).filter((f) => f.code.startsWith('rule.'));
 

@@ -15,6 +15,7 @@ import { collectBundle } from '../../agent/src/bundle/index.ts';
 import type { AgentConfig } from '../../agent/src/config.ts';
 import { DetectionStore } from '../../agent/src/detect/store.ts';
 import { SILENT_PROGRESS } from '../../agent/src/progress.ts';
+import { analysedInsights } from './bundle-harness.ts';
 import {
   api,
   type EnrolledAgent,
@@ -27,7 +28,6 @@ import {
   startTestServer,
   T0,
   type TestServer,
-  waitFor,
 } from './harness.ts';
 
 const HOUR = 3_600_000;
@@ -100,18 +100,7 @@ async function collectAndUpload(a: EnrolledAgent, version: string, btf: boolean)
   return r.json.bundle_id as string;
 }
 
-async function analysed(id: string): Promise<Loose> {
-  let last: Loose;
-  await waitFor(
-    async () => {
-      last = (await api(base, 'GET', `/v1/support/bundles/${id}/insights`, { token: support })).json;
-      return last.state !== 'pending';
-    },
-    `insights of ${id}`,
-    30_000,
-  );
-  return last;
-}
+const analysed = (id: string) => analysedInsights(base, support, id);
 
 const diff = (id: string, token: string, against?: string) =>
   api(base, 'GET', `/v1/support/bundles/${id}/diff${against ? `?against=${encodeURIComponent(against)}` : ''}`, {

@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 import { collectBundle } from '../../agent/src/bundle/index.ts';
 import type { AgentConfig } from '../../agent/src/config.ts';
 import { SILENT_PROGRESS } from '../../agent/src/progress.ts';
-import { type EnrolledAgent, type Loose, presign, putObject, register, T0 } from './harness.ts';
+import { api, type EnrolledAgent, type Loose, presign, putObject, register, T0, waitFor } from './harness.ts';
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
@@ -28,6 +28,22 @@ export async function uploadBundle(base: string, a: EnrolledAgent, bytes: Buffer
   });
   assert.equal(r.status, 201, r.text);
   return r.json.bundle_id;
+}
+
+/** A bundle's insights once its analysis is no longer pending (read with `token`). */
+export async function analysedInsights(base: string, token: string, bundleId: string): Promise<Loose> {
+  let last: Loose = {};
+  await waitFor(
+    async () => {
+      const res = await api(base, 'GET', `/v1/support/bundles/${bundleId}/insights`, { token });
+      assert.equal(res.status, 200, res.text);
+      last = res.json;
+      return last.state !== 'pending';
+    },
+    `insights of ${bundleId}`,
+    30_000,
+  );
+  return last;
 }
 
 export interface BuiltBundle {

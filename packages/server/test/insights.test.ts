@@ -15,7 +15,13 @@ import type { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { constants, createZstdCompress, gzipSync, zstdCompressSync } from 'node:zlib';
 import tar from 'tar-stream';
-import { type BuiltBundle, type CollectOptions, collectTestBundle, uploadBundle } from './bundle-harness.ts';
+import {
+  analysedInsights,
+  type BuiltBundle,
+  type CollectOptions,
+  collectTestBundle,
+  uploadBundle,
+} from './bundle-harness.ts';
 import {
   api,
   Clock,
@@ -64,20 +70,7 @@ async function tempDir(): Promise<string> {
 /** Uploads bytes with a manifest as the agent would; returns the bundle id. */
 const upload = (a: EnrolledAgent, bytes: Buffer, manifest: unknown) => uploadBundle(base, a, bytes, manifest);
 
-async function insights(bundleId: string, token = support): Promise<Loose> {
-  let last: Loose;
-  await waitFor(
-    async () => {
-      const res = await api(base, 'GET', `/v1/support/bundles/${bundleId}/insights`, { token });
-      assert.equal(res.status, 200, res.text);
-      last = res.json;
-      return last.state !== 'pending';
-    },
-    `insights of ${bundleId}`,
-    30_000,
-  );
-  return last;
-}
+const insights = (bundleId: string, token = support) => analysedInsights(base, token, bundleId);
 
 /** A real bundle made by the agent's collect from a home with these files. */
 const collect = async (options: CollectOptions) => collectTestBundle(await tempDir(), options);
