@@ -64,6 +64,14 @@ const GZIP_LEVEL = constants.Z_DEFAULT_COMPRESSION;
  * 12.01 against 12.02 MiB); re-gzipping is the largest cost of collect --obfuscate.
  */
 const GZIP_MEM_LEVEL = 9;
+/**
+ * Re-gzip level with --obfuscate, where every segment is rewritten: level 5 takes 25 % less
+ * CPU than 6 (measured on the bench's obfuscated text: 0.67 against 0.89 s per 64 MiB, 11.94
+ * against 11.66 MiB, still under the 12.0 MiB of the original at 6). A segment whose level-5
+ * form does not fit under the cap is re-gzipped at GZIP_LEVEL before it is given up, so the
+ * faster level never trims a segment that the default level would have kept.
+ */
+const OBFUSCATE_GZIP_LEVEL = 5;
 
 export interface CollectOptions {
   config: AgentConfig;
@@ -149,9 +157,12 @@ async function publishMap(workDir: string, obfuscator: Obfuscator, target: strin
 
 interface PreparedSegment {
   name: string;
+  path: string;
   file: FileHandle;
   /** Redacted and re-gzipped copy in the work dir, or undefined to copy the original bytes. */
   spool: string | undefined;
+  /** The gzip level of the spool. */
+  level?: number;
   size: number;
   masked: number;
 }
@@ -278,6 +289,11 @@ class CollectRun {
         refill();
         if (!prepared) continue;
         try {
+          if (!selector.fits(prepared.size) && prepared.level !== undefined && prepared.level !== GZIP_LEVEL) {
+            const again = await this.rewriteSegment(prepared.file, prepared.path, GZIP_LEVEL);
+            progress.grow(again.size - prepared.size);
+            Object.assign(prepared, again);
+          }
           if (!selector.offer(prepared)) {
             progress.grow(-prepared.size); // not archived after all
             continue;
@@ -405,7 +421,6 @@ class CollectRun {
       this.fail(path, error);
       return undefined;
     }
-    let spool: string | undefined;
     try {
       const { size } = await file.stat();
       if (this.obfuscator) {
@@ -420,32 +435,49 @@ class CollectRun {
           scan.resume(),
         );
         // Byte for byte only when the file is nothing but clean members and nothing was masked.
-        if (scan.masked === 0 && byteCopyable(framing)) return { name, file, spool: undefined, size, masked: 0 };
+        if (scan.masked === 0 && byteCopyable(framing)) return { name, path, file, spool: undefined, size, masked: 0 };
       }
 
-      spool = join(this.workDir, name);
-      const redactor = new RedactStream({ extraKeys: this.extraKeys });
-      progress.phase(`redacting ${name}`);
-      try {
-        await pipeline(
-          gunzipMembers(file, size, newFraming(), { chunkBytes: ZLIB_CHUNK_BYTES }),
-          redactor,
-          ...this.obfuscation(),
-          createGzip({ level: GZIP_LEVEL, memLevel: GZIP_MEM_LEVEL, chunkSize: ZLIB_CHUNK_BYTES }),
-          createWriteStream(spool, { flags: 'wx', mode: 0o600 }),
-        );
-      } catch (error) {
-        throw this.sourceOrOwnFailure(path, spool, error);
-      }
-      const spoolSize = (await stat(spool)).size;
-      progress.grow(spoolSize - size); // what is archived is the redacted copy
-      return { name, file, spool, size: spoolSize, masked: redactor.masked };
+      const level = this.obfuscator ? OBFUSCATE_GZIP_LEVEL : GZIP_LEVEL;
+      const rewritten = await this.rewriteSegment(file, path, level);
+      progress.grow(rewritten.size - size); // what is archived is the redacted copy
+      return { name, path, file, ...rewritten };
     } catch (error) {
       await file.close();
       if (error instanceof AgentError) throw error;
       this.fail(path, error);
       return undefined;
     }
+  }
+
+  /**
+   * Writes the redacted (and, with --obfuscate, obfuscated) content of a segment, re-gzipped
+   * at `level`, into the work dir (replacing an earlier copy); a failure reading the source
+   * is thrown as it is, one writing the copy as an AgentError.
+   */
+  private async rewriteSegment(
+    file: FileHandle,
+    path: string,
+    level: number,
+  ): Promise<{ spool: string; size: number; masked: number; level: number }> {
+    const name = basename(path);
+    const { size } = await file.stat();
+    const spool = join(this.workDir, name);
+    await unlink(spool).catch(() => {});
+    const redactor = new RedactStream({ extraKeys: this.extraKeys });
+    this.options.progress.phase(`redacting ${name}`);
+    try {
+      await pipeline(
+        gunzipMembers(file, size, newFraming(), { chunkBytes: ZLIB_CHUNK_BYTES }),
+        redactor,
+        ...this.obfuscation(),
+        createGzip({ level, memLevel: GZIP_MEM_LEVEL, chunkSize: ZLIB_CHUNK_BYTES }),
+        createWriteStream(spool, { flags: 'wx', mode: 0o600 }),
+      );
+    } catch (error) {
+      throw this.sourceOrOwnFailure(path, spool, error);
+    }
+    return { spool, size: (await stat(spool)).size, masked: redactor.masked, level };
   }
 
   /**
