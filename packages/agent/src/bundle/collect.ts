@@ -72,6 +72,14 @@ const GZIP_MEM_LEVEL = 9;
  * faster level never trims a segment that the default level would have kept.
  */
 const OBFUSCATE_GZIP_LEVEL = 5;
+/**
+ * A segment's rewrite (gunzip → redact → obfuscate → gzip → work dir) in 256 KiB zlib chunks
+ * with 64 KiB buffered between stages: gzip is its slowest stage, so every stage before it
+ * stays full, and with 1 MiB chunks and buffers the three segments in flight held ~20 MiB of
+ * live buffers (peak RSS of collect --obfuscate 135–139 MiB; 109–111 MiB so, at the same CPU).
+ */
+const REWRITE_CHUNK_BYTES = 256 * 1024;
+const REWRITE_HIGH_WATER_MARK = 64 * 1024;
 
 export interface CollectOptions {
   config: AgentConfig;
@@ -197,8 +205,8 @@ class CollectRun {
   }
 
   /** After a RedactStream: the ObfuscateStream of this bundle, when obfuscating. */
-  private obfuscation(): ObfuscateStream[] {
-    return this.obfuscator ? [new ObfuscateStream(this.obfuscator)] : [];
+  private obfuscation(highWaterMark?: number): ObfuscateStream[] {
+    return this.obfuscator ? [new ObfuscateStream(this.obfuscator, highWaterMark)] : [];
   }
 
   async build(tempFile: string): Promise<Omit<CollectResult, 'path'>> {
@@ -464,14 +472,16 @@ class CollectRun {
     const { size } = await file.stat();
     const spool = join(this.workDir, name);
     await unlink(spool).catch(() => {});
-    const redactor = new RedactStream({ extraKeys: this.extraKeys });
+    const chunkBytes = REWRITE_CHUNK_BYTES;
+    const hwm = REWRITE_HIGH_WATER_MARK;
+    const redactor = new RedactStream({ extraKeys: this.extraKeys, highWaterMark: hwm });
     this.options.progress.phase(`redacting ${name}`);
     try {
       await pipeline(
-        gunzipMembers(file, size, newFraming(), { chunkBytes: ZLIB_CHUNK_BYTES }),
+        gunzipMembers(file, size, newFraming(), { chunkBytes }),
         redactor,
-        ...this.obfuscation(),
-        createGzip({ level, memLevel: GZIP_MEM_LEVEL, chunkSize: ZLIB_CHUNK_BYTES }),
+        ...this.obfuscation(hwm),
+        createGzip({ level, memLevel: GZIP_MEM_LEVEL, chunkSize: chunkBytes }),
         createWriteStream(spool, { flags: 'wx', mode: 0o600 }),
       );
     } catch (error) {

@@ -404,8 +404,9 @@ export class ObfuscateStream extends Transform {
   private carry: Buffer = Buffer.alloc(0);
   private readonly obfuscator: Obfuscator;
 
-  constructor(obfuscator: Obfuscator) {
-    super({ highWaterMark: 1 << 20 });
+  /** `highWaterMark`: bytes buffered on each side before backpressure (default 1 MiB). */
+  constructor(obfuscator: Obfuscator, highWaterMark = 1 << 20) {
+    super({ highWaterMark });
     this.obfuscator = obfuscator;
   }
 
