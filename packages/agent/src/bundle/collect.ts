@@ -9,8 +9,7 @@
 //      byte when nothing is masked and the file is nothing but gzip members without header
 //      text fields (gzip-members.ts), else redact + re-gzip its content into the work dir;
 //      take it if it fits under the cap.
-//      Preparing segment N+1 overlaps the archiving of segment N (zstd runs off-thread), and
-//      the first segments are prepared while agent.log is redacted.
+//      Preparing segment N+1 overlaps the archiving of segment N (zstd runs off-thread).
 //   5. BUNDLE-MANIFEST.json last, then fsync, publish with link(), and report
 // Every log member goes through RedactStream: no code path archives a log unredacted.
 // With --obfuscate (DESIGN §4, bundles, second round) every log member also goes through an
@@ -164,13 +163,6 @@ async function publishMap(workDir: string, obfuscator: Obfuscator, target: strin
   }
 }
 
-/** Prepared segments in order; `segment` is undefined for one that was left out (recorded). */
-interface SegmentQueue {
-  next(): Promise<{ done: true; segment?: undefined } | { done: false; segment: PreparedSegment | undefined }>;
-  /** Closes what was prepared but not taken (after a failure). */
-  drain(): Promise<void>;
-}
-
 interface PreparedSegment {
   name: string;
   path: string;
@@ -228,22 +220,10 @@ class CollectRun {
   }
 
   private async fill(archive: ArchiveWriter): Promise<Omit<CollectResult, 'path'>> {
-    const { progress } = this.options;
+    const { config, progress } = this.options;
     const segments = await this.listSegments();
     // Progress totals up front: each segment is read to scan it, then archived (progress.ts).
     progress.grow(2 * segments.reduce((sum, s) => sum + s.size, 0));
-    // The first segments are prepared while agent.log is redacted (their zlib work on the
-    // thread pool overlaps it); which of them fit is decided later, in addSegments.
-    const queue = this.segmentQueue(segments.map((s) => s.path));
-    try {
-      return await this.fillWith(archive, queue);
-    } finally {
-      await queue.drain();
-    }
-  }
-
-  private async fillWith(archive: ArchiveWriter, queue: SegmentQueue): Promise<Omit<CollectResult, 'path'>> {
-    const { config, progress } = this.options;
     const agentLog = await this.redactAgentLog();
     if (agentLog) {
       progress.phase(`archiving ${AGENT_LOG_MEMBER}`);
@@ -269,7 +249,10 @@ class CollectRun {
     if (config.unread) this.errors.push(config.unread);
     else this.contents.push(await archive.addBuffer(CONFIG_MEMBER, jsonBytes(redactConfig(config.effective))));
 
-    const trimmed = await this.addSegments(archive, queue);
+    const trimmed = await this.addSegments(
+      archive,
+      segments.map((s) => s.path),
+    );
 
     const manifest = buildManifest({
       agentVersion: this.options.agentVersion,
@@ -290,64 +273,52 @@ class CollectRun {
   }
 
   /**
-   * The segments (newest first) prepared SEGMENT_LOOKAHEAD ahead of the one being taken, so a
-   * segment's re-gzip (zlib's thread pool) overlaps the scanning of the next ones.
+   * Adds the segments (newest first) that fit under the cap and returns the trimmed ones.
+   * Preparing the next segments overlaps archiving the current one.
    */
-  private segmentQueue(paths: string[]): SegmentQueue {
-    const pending: Promise<PreparedSegment | undefined>[] = [];
-    let started = 0;
-    const refill = () => {
-      while (started < paths.length && pending.length < SEGMENT_LOOKAHEAD) {
-        const prepared = this.prepareSegment(paths[started++]);
-        prepared.catch(() => {}); // awaited in turn by next(): never an unhandled rejection meanwhile
-        pending.push(prepared);
-      }
-    };
-    refill();
-    return {
-      next: async () => {
-        const prepared = pending.shift();
-        if (prepared === undefined) return { done: true };
-        const segment = await prepared;
-        refill();
-        return { done: false, segment };
-      },
-      drain: async () => {
-        // Non-empty only when collect failed: close the segments being prepared.
-        for (const p of pending.splice(0)) await p.then((s) => s?.file.close()).catch(() => {});
-      },
-    };
-  }
-
-  /** Adds the segments (newest first) that fit under the cap and returns the trimmed ones. */
-  private async addSegments(archive: ArchiveWriter, queue: SegmentQueue): Promise<string[]> {
+  private async addSegments(archive: ArchiveWriter, paths: string[]): Promise<string[]> {
     const { progress } = this.options;
     const selector = new SegmentSelector(
       this.contents.reduce((sum, m) => sum + m.size, 0),
       this.cap,
     );
-    for (let item = await queue.next(); !item.done; item = await queue.next()) {
-      const prepared = item.segment;
-      if (!prepared) continue;
-      try {
-        if (!selector.fits(prepared.size) && prepared.level !== undefined && prepared.level !== GZIP_LEVEL) {
-          const again = await this.rewriteSegment(prepared.file, prepared.path, GZIP_LEVEL);
-          progress.grow(again.size - prepared.size);
-          Object.assign(prepared, again);
+    // Segments are prepared SEGMENT_LOOKAHEAD ahead, so a dirty segment's re-gzip (zlib's
+    // thread pool) overlaps the scanning of the next ones.
+    const pending: Promise<PreparedSegment | undefined>[] = [];
+    let started = 0;
+    const refill = () => {
+      while (started < paths.length && pending.length < SEGMENT_LOOKAHEAD)
+        pending.push(this.prepareSegment(paths[started++]));
+    };
+    refill();
+    try {
+      for (let i = 0; i < paths.length; i++) {
+        const prepared = await pending.shift();
+        refill();
+        if (!prepared) continue;
+        try {
+          if (!selector.fits(prepared.size) && prepared.level !== undefined && prepared.level !== GZIP_LEVEL) {
+            const again = await this.rewriteSegment(prepared.file, prepared.path, GZIP_LEVEL);
+            progress.grow(again.size - prepared.size);
+            Object.assign(prepared, again);
+          }
+          if (!selector.offer(prepared)) {
+            progress.grow(-prepared.size); // not archived after all
+            continue;
+          }
+          progress.phase(`archiving ${prepared.name}`);
+          const source = prepared.spool
+            ? createReadStream(prepared.spool)
+            : prepared.file.createReadStream({ start: 0, end: prepared.size - 1, autoClose: false });
+          this.contents.push(await archive.addStream(prepared.name, prepared.size, source));
+          this.masked.set(prepared.name, prepared.masked);
+        } finally {
+          await prepared.file.close();
         }
-        if (!selector.offer(prepared)) {
-          progress.grow(-prepared.size); // not archived after all
-          continue;
-        }
-        progress.phase(`archiving ${prepared.name}`);
-        const source = prepared.spool
-          ? createReadStream(prepared.spool)
-          : prepared.file.createReadStream({ start: 0, end: prepared.size - 1, autoClose: false });
-        this.contents.push(await archive.addStream(prepared.name, prepared.size, source));
-        this.masked.set(prepared.name, prepared.masked);
-      } finally {
-        await prepared.file.close();
       }
+    } finally {
+      // Non-empty only when the loop threw: close the segments being prepared.
+      for (const p of pending) await p.then((s) => s?.file.close()).catch(() => {});
     }
     return selector.trimmed;
   }
