@@ -19,6 +19,7 @@
 //   3. Runs collect once on the 1 GiB home: its peak RSS must match the 180 MiB one.
 //   4. Prints the table and the goals with PASS/MISS. Exits 0 whatever the goals say; non-zero
 //      only when a command fails.
+//   `--scenarios=obfuscate,baseline` (and `--reps=N`) runs only some, see SCENARIOS below.
 //
 // The on-disk total is kept just under the 180 MiB cap so that collect takes every member
 // and both sides archive the same files (checked against the manifest below).
