@@ -19,6 +19,7 @@
 //   3. Runs collect once on the 1 GiB home: its peak RSS must match the 180 MiB one.
 //   4. Prints the table and the goals with PASS/MISS. Exits 0 whatever the goals say; non-zero
 //      only when a command fails.
+//   `--scenarios=obfuscate,baseline` (and `--reps=N`) runs only some, see SCENARIOS below.
 //
 // The on-disk total is kept just under the 180 MiB cap so that collect takes every member
 // and both sides archive the same files (checked against the manifest below).
@@ -31,6 +32,7 @@ import { dirname, join } from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { createGzip } from 'node:zlib';
 import { verifyBundle } from '../packages/agent/src/bundle/index.ts';
 
@@ -54,8 +56,25 @@ const ON_DISK_TARGET = 178 * MiB;
 const BIG_LOG_BYTES = 1024 * MiB;
 /** Segments that carry secrets; every other segment is clean (copied byte for byte). */
 const DIRTY_SEGMENTS = [2, 5];
-const REPS = 3;
 const GZIP_LEVEL = 6;
+
+/**
+ * `node bench/collect.ts [--scenarios=a,b,…] [--reps=N]`: by default every scenario, REPS = 3.
+ * plain: collect; obfuscate: collect --obfuscate; baseline: the native scan; redact: the native
+ * baseline that rewrites the members with a hit; rewrite: the native baseline that rewrites
+ * every member (sed + gzip -6, what --obfuscate must do; info); 1g: collect on the 1 GiB home.
+ * With fewer than all, a short table of the medians is printed instead of the full report.
+ */
+const SCENARIOS = ['plain', 'obfuscate', 'baseline', 'redact', 'rewrite', '1g'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+const { values: cli } = parseArgs({ options: { scenarios: { type: 'string' }, reps: { type: 'string' } } });
+const chosen = new Set((cli.scenarios ?? SCENARIOS.join(',')).split(',').filter((s) => s !== ''));
+for (const s of chosen)
+  if (!(SCENARIOS as readonly string[]).includes(s))
+    throw new Error(`--scenarios: unknown scenario ${s} (known: ${SCENARIOS.join(', ')})`);
+const want = (s: Scenario) => chosen.has(s);
+const REPS = cli.reps === undefined ? 3 : Number(cli.reps);
+if (!Number.isInteger(REPS) || REPS < 1) throw new Error('--reps: a whole number ≥ 1');
 
 const GOAL_RATIO = 1.5;
 const GOAL_RSS_MIB = 128;
@@ -521,6 +540,8 @@ function collectArgv(home: string, out: string, extra: string[] = []): string[] 
 // The native baseline, in two modes:
 //   scan    as briefed: gzip -dc | grep -c every segment, grep -c agent.log, tar | zstd -3 of
 //           the originals. Scans all that collect scans, but rewrites nothing: the goal's yardstick.
+//   rewrite as redact, but every member is rewritten (sed, gzip -6 for a segment), hit or not:
+//           the compression work collect --obfuscate cannot avoid, done by native tools. Info.
 //   redact  the same, plus what collect also does for a member with a hit: sed it into a work
 //           dir (re-gzipped at -6 for a segment) and archive that copy. Equivalent work; info only.
 // LC_ALL=C: byte matching, as the agent's latin1 scanner does (and grep's fast path). grep
@@ -545,7 +566,7 @@ for f in "$@"; do
   st=("\${PIPESTATUS[@]}")
   set -e
   hits "\${st[0]}" "\${st[1]}" "$f"
-  if [ "$mode" = redact ] && [ "$n" -gt 0 ]; then
+  if { [ "$mode" = redact ] && [ "$n" -gt 0 ]; } || [ "$mode" = rewrite ]; then
     gzip -dc -- "$dir/$f" | sed -E "$mask" | gzip -6 >"$work/$f"
     fresh+=("$f")
   else
@@ -557,17 +578,20 @@ grep -cE -- "$pat" "$dir/agent.log" >"$work/count"
 s=$?
 set -e
 hits 0 "$s" agent.log
-if [ "$mode" = redact ] && [ "$n" -gt 0 ]; then
+if { [ "$mode" = redact ] && [ "$n" -gt 0 ]; } || [ "$mode" = rewrite ]; then
   sed -E "$mask" "$dir/agent.log" >"$work/agent.log"
   fresh=(agent.log "\${fresh[@]}")
 else
   kept=(agent.log "\${kept[@]}")
 fi
-tar -cf - -C "$work" "\${fresh[@]}" -C "$dir" "\${kept[@]}" | zstd -3 -q -o "$out"
+members=()
+if [ \${#fresh[@]} -gt 0 ]; then members+=(-C "$work" "\${fresh[@]}"); fi
+if [ \${#kept[@]} -gt 0 ]; then members+=(-C "$dir" "\${kept[@]}"); fi
+tar -cf - "\${members[@]}" | zstd -3 -q -o "$out"
 rm -rf "$work"
 `;
 
-type BaselineMode = 'scan' | 'redact';
+type BaselineMode = 'scan' | 'redact' | 'rewrite';
 
 function baselineArgv(mode: BaselineMode, home: string, segments: string[], out: string): string[] {
   const work = join(OUT, `baseline-work-${mode}`);
@@ -654,71 +678,136 @@ let oursBundleBytes = 0;
 let baseBundleBytes = 0;
 let baseRedactBundleBytes = 0;
 let baseHits = '';
-console.log(`\nrunning ${REPS} repetitions of each (ours, ours --obfuscate, baseline, baseline+redact), alternately…`);
+const baseRewrite: Measure[] = [];
+console.log(
+  `\nrunning ${REPS} repetitions of each (${[...chosen].filter((s) => s !== '1g').join(', ')}), alternately…`,
+);
 for (let rep = 1; rep <= REPS; rep++) {
-  const out = join(OUT, `ours-${rep}.tar.zst`);
-  const o = timed('guard-agent support-bundle collect', collectArgv(HOME_180, out));
-  ours.push(o);
-  oursBundleBytes = (await stat(out)).size;
-  if (rep === 1) {
-    const manifest = await verifyBundle(out);
-    const taken = manifest.contents.map((m) => m.name);
-    const missing = ['agent.log', ...small.segments].filter((n) => !taken.includes(n));
-    console.log(
-      `  collect bundle verified: ${manifest.contents.length} members, ${manifest.redaction.values_masked} values masked ` +
-        `(${Object.entries(manifest.redaction.members)
-          .filter(([, n]) => n > 0)
-          .map(([m, n]) => `${m}: ${n}`)
-          .join(', ')}), trimmed: ${manifest.trimmed_segments.join(', ') || 'none'}`,
+  const line: string[] = [];
+  const show = (label: string, m: Measure) =>
+    line.push(
+      `${label} ${m.wall.toFixed(2)} s wall, ${m.cpu.toFixed(2)} s CPU, ${mib(m.rssKiB * 1024)} MiB (others ${m.otherCpu.toFixed(1)} s CPU)`,
     );
-    if (missing.length > 0)
-      console.log(`  WARNING: collect left out ${missing.join(', ')}: the two sides do not archive the same files`);
-  }
-  await rm(out, { force: true });
-
-  const oout = join(OUT, `ours-obf-${rep}.tar.zst`);
-  const ob = timed('guard-agent support-bundle collect --obfuscate', collectArgv(HOME_180, oout, ['--obfuscate']));
-  oursObf.push(ob);
-  oursObfBundleBytes = (await stat(oout)).size;
-  if (rep === 1) {
-    const manifest = await verifyBundle(oout);
-    const map = JSON.parse(await readFile(`${oout}.map.json`, 'utf8')) as Record<string, string>;
-    const byKind = new Map<string, number>();
-    for (const token of Object.keys(map)) {
-      const kind = token.slice(0, token.lastIndexOf('-'));
-      byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
+  if (want('plain')) {
+    const out = join(OUT, `ours-${rep}.tar.zst`);
+    const o = timed('guard-agent support-bundle collect', collectArgv(HOME_180, out));
+    ours.push(o);
+    oursBundleBytes = (await stat(out)).size;
+    if (rep === 1) {
+      const manifest = await verifyBundle(out);
+      const taken = manifest.contents.map((m) => m.name);
+      const missing = ['agent.log', ...small.segments].filter((n) => !taken.includes(n));
+      console.log(
+        `  collect bundle verified: ${manifest.contents.length} members, ${manifest.redaction.values_masked} values masked ` +
+          `(${Object.entries(manifest.redaction.members)
+            .filter(([, n]) => n > 0)
+            .map(([m, n]) => `${m}: ${n}`)
+            .join(', ')}), trimmed: ${manifest.trimmed_segments.join(', ') || 'none'}`,
+      );
+      if (missing.length > 0)
+        console.log(`  WARNING: collect left out ${missing.join(', ')}: the two sides do not archive the same files`);
     }
-    console.log(
-      `  collect --obfuscate bundle verified: ${manifest.contents.length} members, ` +
-        `${manifest.obfuscation?.values} distinct values obfuscated (${[...byKind].map(([k, n]) => `${k} ${n}`).join(', ')}), ` +
-        `trimmed: ${manifest.trimmed_segments.join(', ') || 'none'}`,
-    );
+    await rm(out, { force: true });
+    show('ours', o);
   }
-  await rm(oout, { force: true });
-  await rm(`${oout}.map.json`, { force: true });
 
-  const bout = join(OUT, `baseline-${rep}.tar.zst`);
-  const b = timed('baseline', baselineArgv('scan', HOME_180, small.segments, bout));
-  base.push(b);
-  baseBundleBytes = (await stat(bout)).size;
-  baseHits = b.stdout
-    .trim()
-    .split('\n')
-    .filter((l) => !l.endsWith(' 0'))
-    .join(', ');
-  await rm(bout, { force: true });
+  if (want('obfuscate')) {
+    const oout = join(OUT, `ours-obf-${rep}.tar.zst`);
+    const ob = timed('guard-agent support-bundle collect --obfuscate', collectArgv(HOME_180, oout, ['--obfuscate']));
+    oursObf.push(ob);
+    oursObfBundleBytes = (await stat(oout)).size;
+    if (rep === 1) {
+      const manifest = await verifyBundle(oout);
+      const map = JSON.parse(await readFile(`${oout}.map.json`, 'utf8')) as Record<string, string>;
+      const byKind = new Map<string, number>();
+      for (const token of Object.keys(map)) {
+        const kind = token.slice(0, token.lastIndexOf('-'));
+        byKind.set(kind, (byKind.get(kind) ?? 0) + 1);
+      }
+      console.log(
+        `  collect --obfuscate bundle verified: ${manifest.contents.length} members, ` +
+          `${manifest.obfuscation?.values} distinct values obfuscated (${[...byKind].map(([k, n]) => `${k} ${n}`).join(', ')}), ` +
+          `trimmed: ${manifest.trimmed_segments.join(', ') || 'none'}`,
+      );
+    }
+    await rm(oout, { force: true });
+    await rm(`${oout}.map.json`, { force: true });
+    show('ours --obfuscate', ob);
+  }
 
-  const rout = join(OUT, `baseline-redact-${rep}.tar.zst`);
-  const r = timed('baseline (redact)', baselineArgv('redact', HOME_180, small.segments, rout));
-  baseRedact.push(r);
-  baseRedactBundleBytes = (await stat(rout)).size;
-  await rm(rout, { force: true });
-  const show = (m: Measure) =>
-    `${m.wall.toFixed(2)} s wall, ${m.cpu.toFixed(2)} s CPU, ${mib(m.rssKiB * 1024)} MiB (others ${m.otherCpu.toFixed(1)} s CPU)`;
-  console.log(
-    `  rep ${rep}: ours ${show(o)}; ours --obfuscate ${show(ob)}; baseline ${show(b)}; baseline+redact ${show(r)}`,
-  );
+  if (want('baseline')) {
+    const bout = join(OUT, `baseline-${rep}.tar.zst`);
+    const b = timed('baseline', baselineArgv('scan', HOME_180, small.segments, bout));
+    base.push(b);
+    baseBundleBytes = (await stat(bout)).size;
+    baseHits = b.stdout
+      .trim()
+      .split('\n')
+      .filter((l) => !l.endsWith(' 0'))
+      .join(', ');
+    await rm(bout, { force: true });
+    show('baseline', b);
+  }
+
+  if (want('redact')) {
+    const rout = join(OUT, `baseline-redact-${rep}.tar.zst`);
+    const r = timed('baseline (redact)', baselineArgv('redact', HOME_180, small.segments, rout));
+    baseRedact.push(r);
+    baseRedactBundleBytes = (await stat(rout)).size;
+    await rm(rout, { force: true });
+    show('baseline+redact', r);
+  }
+
+  if (want('rewrite')) {
+    const wout = join(OUT, `baseline-rewrite-${rep}.tar.zst`);
+    const w = timed('baseline (rewrite)', baselineArgv('rewrite', HOME_180, small.segments, wout));
+    baseRewrite.push(w);
+    await rm(wout, { force: true });
+    show('baseline+rewrite', w);
+  }
+  console.log(`  rep ${rep}: ${line.join('; ')}`);
 }
+
+if (!SCENARIOS.every(want)) {
+  // Some scenarios only: the medians, side by side, and the ratios to the baseline.
+  const rows: [string, Measure[]][] = [
+    ['ours', ours],
+    ['ours --obfuscate', oursObf],
+    ['baseline', base],
+    ['baseline+redact', baseRedact],
+    ['baseline+rewrite (info)', baseRewrite],
+  ];
+  const measured = rows.filter(([, ms]) => ms.length > 0);
+  const bw = base.length > 0 ? median(base.map((m) => m.wall)) : undefined;
+  const bc = base.length > 0 ? median(base.map((m) => m.cpu)) : undefined;
+  console.log('');
+  console.log(
+    table(
+      ['scenario', 'wall s', 'CPU s', 'peak RSS MiB', 'wall ratio', 'CPU ratio'],
+      measured.map(([label, ms]) => {
+        const w = median(ms.map((m) => m.wall));
+        const c = median(ms.map((m) => m.cpu));
+        return [
+          `${label} (median of ${ms.length})`,
+          w.toFixed(2),
+          c.toFixed(2),
+          (median(ms.map((m) => m.rssKiB)) / 1024).toFixed(1),
+          bw ? (w / bw).toFixed(2) : '-',
+          bc ? (c / bc).toFixed(2) : '-',
+        ];
+      }),
+    ),
+  );
+  const all = measured.flatMap(([, ms]) => ms);
+  const share = all.reduce((sum, m) => sum + m.otherCpu, 0) / all.reduce((sum, m) => sum + m.wall * NPROC, 0);
+  console.log(
+    `other processes used ${(share * 100).toFixed(0)}% of the machine's CPU time during the timed runs ` +
+      `(load average now ${loadAverage()} on ${NPROC} CPUs)`,
+  );
+  await rm(OUT, { recursive: true, force: true });
+  process.exit(0);
+}
+
 console.log(`  baseline lines with a key hit: ${baseHits || 'none'}`);
 
 console.log('\nrunning collect once on the 1 GiB agent.log home…');
@@ -785,6 +874,14 @@ console.log(
         obfRss.toFixed(1),
         redactRss.toFixed(1),
       ],
+      [
+        '  same, ours --obfuscate vs baseline+rewrite of every member (info)',
+        obfWall.toFixed(2),
+        median(baseRewrite.map((m) => m.wall)).toFixed(2),
+        (obfWall / median(baseRewrite.map((m) => m.wall))).toFixed(2),
+        obfRss.toFixed(1),
+        (median(baseRewrite.map((m) => m.rssKiB)) / 1024).toFixed(1),
+      ],
       ['1 GiB agent.log home (1 run)', g.wall.toFixed(2), '-', '-', bigRss.toFixed(1), '-'],
     ],
   ),
@@ -796,9 +893,10 @@ const obfCpu = median(oursObf.map((m) => m.cpu));
 console.log(
   `\nCPU s (user+sys, median): ours ${oursCpu.toFixed(2)}, baseline ${baseCpu.toFixed(2)} ` +
     `(ratio ${(oursCpu / baseCpu).toFixed(2)}), baseline+redact ${redactCpu.toFixed(2)} (ratio ${(oursCpu / redactCpu).toFixed(2)}); ` +
-    `ours --obfuscate ${obfCpu.toFixed(2)} (ratio to baseline ${(obfCpu / baseCpu).toFixed(2)}, to ours ${(obfCpu / oursCpu).toFixed(2)})`,
+    `ours --obfuscate ${obfCpu.toFixed(2)} (ratio to baseline ${(obfCpu / baseCpu).toFixed(2)}, to ours ${(obfCpu / oursCpu).toFixed(2)}); ` +
+    `baseline+rewrite ${median(baseRewrite.map((m) => m.cpu)).toFixed(2)}`,
 );
-const all = [...ours, ...oursObf, ...base, ...baseRedact, g];
+const all = [...ours, ...oursObf, ...base, ...baseRedact, ...baseRewrite, g];
 const otherShare = all.reduce((sum, m) => sum + m.otherCpu, 0) / all.reduce((sum, m) => sum + m.wall * NPROC, 0);
 console.log(
   `other processes used ${(otherShare * 100).toFixed(0)}% of the machine's CPU time during the timed runs ` +

@@ -58,6 +58,28 @@ export const SMALL_MEMBERS_RESERVE_BYTES = 1024 * 1024;
 const SEGMENT_LOOKAHEAD = 3;
 /** Re-gzip level of a redacted segment: zlib's default, close to logrotate's own output. */
 const GZIP_LEVEL = constants.Z_DEFAULT_COMPRESSION;
+/**
+ * zlib's largest hash table (memLevel 9, 256 KiB more state than the default 8): 12 % less
+ * CPU for the same output size on log text (measured: 0.82 against 0.93 s per 64 MiB segment,
+ * 12.01 against 12.02 MiB); re-gzipping is the largest cost of collect --obfuscate.
+ */
+const GZIP_MEM_LEVEL = 9;
+/**
+ * Re-gzip level with --obfuscate, where every segment is rewritten: level 5 takes 25 % less
+ * CPU than 6 (measured on the bench's obfuscated text: 0.67 against 0.89 s per 64 MiB, 11.94
+ * against 11.66 MiB, still under the 12.0 MiB of the original at 6). A segment whose level-5
+ * form does not fit under the cap is re-gzipped at GZIP_LEVEL before it is given up, so the
+ * faster level never trims a segment that the default level would have kept.
+ */
+const OBFUSCATE_GZIP_LEVEL = 5;
+/**
+ * A segment's rewrite (gunzip → redact → obfuscate → gzip → work dir) in 256 KiB zlib chunks
+ * with 64 KiB buffered between stages: gzip is its slowest stage, so every stage before it
+ * stays full, and with 1 MiB chunks and buffers the three segments in flight held ~20 MiB of
+ * live buffers (peak RSS of collect --obfuscate 135–139 MiB; 109–111 MiB so, at the same CPU).
+ */
+const REWRITE_CHUNK_BYTES = 256 * 1024;
+const REWRITE_HIGH_WATER_MARK = 64 * 1024;
 
 export interface CollectOptions {
   config: AgentConfig;
@@ -143,9 +165,12 @@ async function publishMap(workDir: string, obfuscator: Obfuscator, target: strin
 
 interface PreparedSegment {
   name: string;
+  path: string;
   file: FileHandle;
   /** Redacted and re-gzipped copy in the work dir, or undefined to copy the original bytes. */
   spool: string | undefined;
+  /** The gzip level of the spool. */
+  level?: number;
   size: number;
   masked: number;
 }
@@ -180,8 +205,8 @@ class CollectRun {
   }
 
   /** After a RedactStream: the ObfuscateStream of this bundle, when obfuscating. */
-  private obfuscation(): ObfuscateStream[] {
-    return this.obfuscator ? [new ObfuscateStream(this.obfuscator)] : [];
+  private obfuscation(highWaterMark?: number): ObfuscateStream[] {
+    return this.obfuscator ? [new ObfuscateStream(this.obfuscator, highWaterMark)] : [];
   }
 
   async build(tempFile: string): Promise<Omit<CollectResult, 'path'>> {
@@ -272,6 +297,11 @@ class CollectRun {
         refill();
         if (!prepared) continue;
         try {
+          if (!selector.fits(prepared.size) && prepared.level !== undefined && prepared.level !== GZIP_LEVEL) {
+            const again = await this.rewriteSegment(prepared.file, prepared.path, GZIP_LEVEL);
+            progress.grow(again.size - prepared.size);
+            Object.assign(prepared, again);
+          }
           if (!selector.offer(prepared)) {
             progress.grow(-prepared.size); // not archived after all
             continue;
@@ -399,7 +429,6 @@ class CollectRun {
       this.fail(path, error);
       return undefined;
     }
-    let spool: string | undefined;
     try {
       const { size } = await file.stat();
       if (this.obfuscator) {
@@ -414,32 +443,51 @@ class CollectRun {
           scan.resume(),
         );
         // Byte for byte only when the file is nothing but clean members and nothing was masked.
-        if (scan.masked === 0 && byteCopyable(framing)) return { name, file, spool: undefined, size, masked: 0 };
+        if (scan.masked === 0 && byteCopyable(framing)) return { name, path, file, spool: undefined, size, masked: 0 };
       }
 
-      spool = join(this.workDir, name);
-      const redactor = new RedactStream({ extraKeys: this.extraKeys });
-      progress.phase(`redacting ${name}`);
-      try {
-        await pipeline(
-          gunzipMembers(file, size, newFraming(), { chunkBytes: ZLIB_CHUNK_BYTES }),
-          redactor,
-          ...this.obfuscation(),
-          createGzip({ level: GZIP_LEVEL, chunkSize: ZLIB_CHUNK_BYTES }),
-          createWriteStream(spool, { flags: 'wx', mode: 0o600 }),
-        );
-      } catch (error) {
-        throw this.sourceOrOwnFailure(path, spool, error);
-      }
-      const spoolSize = (await stat(spool)).size;
-      progress.grow(spoolSize - size); // what is archived is the redacted copy
-      return { name, file, spool, size: spoolSize, masked: redactor.masked };
+      const level = this.obfuscator ? OBFUSCATE_GZIP_LEVEL : GZIP_LEVEL;
+      const rewritten = await this.rewriteSegment(file, path, level);
+      progress.grow(rewritten.size - size); // what is archived is the redacted copy
+      return { name, path, file, ...rewritten };
     } catch (error) {
       await file.close();
       if (error instanceof AgentError) throw error;
       this.fail(path, error);
       return undefined;
     }
+  }
+
+  /**
+   * Writes the redacted (and, with --obfuscate, obfuscated) content of a segment, re-gzipped
+   * at `level`, into the work dir (replacing an earlier copy); a failure reading the source
+   * is thrown as it is, one writing the copy as an AgentError.
+   */
+  private async rewriteSegment(
+    file: FileHandle,
+    path: string,
+    level: number,
+  ): Promise<{ spool: string; size: number; masked: number; level: number }> {
+    const name = basename(path);
+    const { size } = await file.stat();
+    const spool = join(this.workDir, name);
+    await unlink(spool).catch(() => {});
+    const chunkBytes = REWRITE_CHUNK_BYTES;
+    const hwm = REWRITE_HIGH_WATER_MARK;
+    const redactor = new RedactStream({ extraKeys: this.extraKeys, highWaterMark: hwm });
+    this.options.progress.phase(`redacting ${name}`);
+    try {
+      await pipeline(
+        gunzipMembers(file, size, newFraming(), { chunkBytes }),
+        redactor,
+        ...this.obfuscation(hwm),
+        createGzip({ level, memLevel: GZIP_MEM_LEVEL, chunkSize: chunkBytes }),
+        createWriteStream(spool, { flags: 'wx', mode: 0o600 }),
+      );
+    } catch (error) {
+      throw this.sourceOrOwnFailure(path, spool, error);
+    }
+    return { spool, size: (await stat(spool)).size, masked: redactor.masked, level };
   }
 
   /**

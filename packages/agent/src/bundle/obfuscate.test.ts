@@ -9,7 +9,7 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { type KnownNames, ObfuscateStream, Obfuscator } from './obfuscate.ts';
+import { type KnownNames, ObfuscateStream, Obfuscator, replaceIn } from './obfuscate.ts';
 import { RevealStream } from './reveal.ts';
 
 function obfuscate(text: string, known?: KnownNames): { out: string; map: Record<string, string> } {
@@ -115,6 +115,45 @@ describe('what obfuscation finds', () => {
       o.obfuscate(text);
       assert.ok(performance.now() - t0 < 5_000, `${JSON.stringify(unit)} run took too long`);
     }
+  });
+});
+
+describe('replaceIn: tokens into the bytes themselves when they fit', () => {
+  const o = new Obfuscator();
+  const rewrite = (text: string) => {
+    const piece = Buffer.from(text, 'latin1');
+    const out = replaceIn(piece, o.find(text));
+    return { out: out.toString('latin1'), inPlace: out.buffer === piece.buffer && out.byteOffset === piece.byteOffset };
+  };
+
+  it('writes in place when every token ends within the text it replaced', () => {
+    const r = rewrite('a peer=10.20.30.40 b peer=10.20.30.41 c');
+    assert.deepEqual(r, { out: 'a peer=ip-1 b peer=ip-2 c', inPlace: true });
+  });
+
+  it('writes a new buffer when a token would outrun the text not yet read', () => {
+    const r = rewrite('user=bo x peer=10.20.30.42');
+    assert.deepEqual(r, { out: 'user=user-1 x peer=ip-3', inPlace: false });
+  });
+
+  it('writes in place when a longer token is preceded by enough shorter ones', () => {
+    const r = rewrite('peer=10.200.200.200 peer=10.200.200.201 user=cy end');
+    assert.deepEqual(r, { out: 'peer=ip-4 peer=ip-5 user=user-2 end', inPlace: true });
+  });
+});
+
+describe('the IPv6 hint', () => {
+  it('finds every written form (full, IPv4 tail, compressed, zone) and takes no time of day', () => {
+    const { out, map } = obfuscate(
+      'a 2001:db8:1:2:3:4:5:6 b 1:2:3:4:5:6:10.1.2.3 c fe80::1%eth0 d ::ffff:10.9.8.7 e 12:34:56.789 f T08:12:34Z',
+    );
+    assert.equal(out, 'a ip-1 b ip-2 c ip-3%eth0 d ip-4 e 12:34:56.789 f T08:12:34Z');
+    assert.deepEqual(Object.values(map), [
+      '2001:db8:1:2:3:4:5:6',
+      '1:2:3:4:5:6:10.1.2.3',
+      'fe80::1',
+      '::ffff:10.9.8.7',
+    ]);
   });
 });
 

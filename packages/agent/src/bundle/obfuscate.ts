@@ -85,7 +85,11 @@ function anyCase(s: string): string {
 /** The patterns of one Obfuscator: separate searches, each with a literal or class V8 finds fast. */
 interface Patterns {
   ipv4: RegExp;
-  /** Where an IPv6 address may be: two colons with at most four hex digits between them. */
+  /**
+   * Where an IPv6 address may be: `::`, or four colons with groups of hex digits between them
+   * (an address without `::` has seven colons, or six before an IPv4 tail); a time of day
+   * (`08:12:34`), with two colons, is no hint.
+   */
   ipv6Hint: RegExp;
   phrase: RegExp;
   /** The host's own host and user names, as whole words; undefined when there are none. */
@@ -103,7 +107,7 @@ function buildPatterns(known: KnownNames): Patterns {
     .map((n) => n.re);
   return {
     ipv4: new RegExp(`(?<![A-Za-z0-9.])${OCTET}(?:\\.${OCTET}){3}(?![0-9]|\\.[0-9])`, 'g'),
-    ipv6Hint: /:[0-9A-Fa-f]{0,4}:/g,
+    ipv6Hint: /::|:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:/g,
     phrase:
       /(?<![A-Za-z0-9_])(?:for (?:invalid user )?(?<a>[A-Za-z_\x80-\xff][A-Za-z0-9._\x80-\xff-]*)(?= from )|(?:for|from|[Ii]nvalid) user (?<b>[A-Za-z_\x80-\xff][A-Za-z0-9._\x80-\xff-]*))/g,
     known: names.length > 0 ? new RegExp(`(?<![${NAME}])(?:${names.join('|')})(?![A-Za-z0-9_\\-])`, 'g') : undefined,
@@ -165,6 +169,14 @@ function isKeptIp(address: string): boolean {
   return address.startsWith('127.') || address === '0.0.0.0';
 }
 
+/**
+ * A string that shares no memory with the text it was cut from: V8 makes a slice of 13 chars
+ * or more a view of its parent, which would keep a whole 64 KiB piece alive in the map.
+ */
+function copyString(s: string): string {
+  return Buffer.from(s, 'utf8').toString('utf8');
+}
+
 /** latin1 (one char per byte) → the text its bytes spell in UTF-8. */
 function fromLatin1(s: string): string {
   return /[\x80-\xff]/.test(s) ? Buffer.from(s, 'latin1').toString('utf8') : s;
@@ -216,8 +228,9 @@ export class Obfuscator {
     let token = tokens.get(norm);
     if (token === undefined) {
       token = `${kind}-${++this.counters[kind]}`;
-      tokens.set(norm, token);
-      this.originals.set(token, fromLatin1(value));
+      // Copies: a slice of the scanned text would keep the whole text alive as long as the map.
+      tokens.set(copyString(norm), token);
+      this.originals.set(token, copyString(fromLatin1(value)));
     }
     return token;
   }
@@ -391,8 +404,9 @@ export class ObfuscateStream extends Transform {
   private carry: Buffer = Buffer.alloc(0);
   private readonly obfuscator: Obfuscator;
 
-  constructor(obfuscator: Obfuscator) {
-    super({ highWaterMark: 1 << 20 });
+  /** `highWaterMark`: bytes buffered on each side before backpressure (default 1 MiB). */
+  constructor(obfuscator: Obfuscator, highWaterMark = 1 << 20) {
+    super({ highWaterMark });
     this.obfuscator = obfuscator;
   }
 
@@ -431,7 +445,10 @@ export class ObfuscateStream extends Transform {
     done();
   }
 
-  /** Obfuscates whole lines, piece by piece; a piece without a change is passed on uncopied. */
+  /**
+   * Obfuscates whole lines, piece by piece; a piece without a change is passed on uncopied,
+   * one with changes is rewritten in place when no token outruns the text it replaces.
+   */
   private process(bytes: Buffer): void {
     let from = 0;
     while (from < bytes.length) {
@@ -441,10 +458,46 @@ export class ObfuscateStream extends Transform {
         end = nl < 0 ? bytes.length : nl + 1;
       }
       const piece = bytes.subarray(from, end);
-      const text = piece.toString('latin1');
-      const out = this.obfuscator.obfuscate(text);
-      this.push(out === text ? piece : Buffer.from(out, 'latin1'));
+      const found = this.obfuscator.find(piece.toString('latin1'));
+      this.obfuscator.replaced += found.length;
+      this.push(found.length === 0 ? piece : replaceIn(piece, found));
       from = end;
     }
   }
+}
+
+/**
+ * `piece` (latin1 bytes) with every value found replaced by its token. The tokens are written
+ * into `piece` itself when each ends before the end of the value it replaces (the text
+ * behind it is not read yet): then no byte of the output is allocated. Otherwise (tokens
+ * longer than what they replace, `bob` → `user-1`, early in the piece) into a new buffer.
+ * Bytes between values are moved with copyWithin (memmove), tokens (ASCII) written by hand.
+ * The caller hands over `piece`: nothing else reads it afterwards.
+ */
+export function replaceIn(piece: Buffer, found: readonly Found[]): Buffer {
+  let size = piece.length;
+  let inPlace = true;
+  let at = 0;
+  let copied = 0;
+  for (const f of found) {
+    size += f.token.length - (f.end - f.start);
+    at += f.start - copied + f.token.length;
+    if (at > f.end) inPlace = false;
+    copied = f.end;
+  }
+  const out = inPlace ? piece : Buffer.allocUnsafe(size);
+  at = 0;
+  copied = 0;
+  for (const f of found) {
+    if (inPlace) piece.copyWithin(at, copied, f.start);
+    else piece.copy(out, at, copied, f.start);
+    at += f.start - copied;
+    const token = f.token;
+    for (let i = 0; i < token.length; i++) out[at + i] = token.charCodeAt(i);
+    at += token.length;
+    copied = f.end;
+  }
+  if (inPlace) piece.copyWithin(at, copied);
+  else piece.copy(out, at, copied);
+  return inPlace ? piece.subarray(0, size) : out;
 }

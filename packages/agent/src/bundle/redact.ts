@@ -449,6 +449,8 @@ export interface RedactStreamOptions {
   observer?: LineObserver;
   /** The operator's `redaction.extra_keys`, masked on top of the contract's pattern. */
   extraKeys?: KeyRules;
+  /** Bytes buffered on each side before backpressure (default 1 MiB). */
+  highWaterMark?: number;
 }
 
 /**
@@ -471,7 +473,7 @@ export class RedactStream extends Transform {
   private openLines = 0;
 
   constructor(options: RedactStreamOptions = {}) {
-    super({ highWaterMark: 1 << 20 });
+    super({ highWaterMark: options.highWaterMark ?? 1 << 20 });
     this.discard = options.discard ?? false;
     this.observer = options.observer;
     this.rules = options.extraKeys ?? NO_EXTRA_KEYS;

@@ -30,9 +30,14 @@ export class SegmentSelector {
     this.cap = cap;
   }
 
+  /** Whether a segment of `size` bytes would fit under the cap now. */
+  fits(size: number): boolean {
+    return this.total + size <= this.cap;
+  }
+
   /** Takes the segment (true) if it fits under the cap, else names it trimmed (false). */
   offer(segment: SizedSegment): boolean {
-    if (this.total + segment.size > this.cap) {
+    if (!this.fits(segment.size)) {
       this.trimmed.push(segment.name);
       return false;
     }
