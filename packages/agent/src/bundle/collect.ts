@@ -287,8 +287,13 @@ class CollectRun {
     const pending: Promise<PreparedSegment | undefined>[] = [];
     let started = 0;
     const refill = () => {
-      while (started < paths.length && pending.length < SEGMENT_LOOKAHEAD)
-        pending.push(this.prepareSegment(paths[started++]));
+      while (started < paths.length && pending.length < SEGMENT_LOOKAHEAD) {
+        const prepared = this.prepareSegment(paths[started++]);
+        // Its failure is taken when its turn comes (awaited below) or in the finally; until
+        // then it must not count as unhandled (Node would end the process).
+        prepared.catch(() => {});
+        pending.push(prepared);
+      }
     };
     refill();
     try {
