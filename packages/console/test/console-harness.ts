@@ -116,11 +116,21 @@ export async function newContext(
   // Layout shifts not caused by input (data arriving, fonts, late chunks), summed per page
   // load: the Cumulative Layout Shift that checkPage holds under 0.1.
   await context.addInitScript(() => {
-    const w = window as unknown as { __guardShift: number };
+    const w = window as unknown as { __guardShift: number; __guardShifts: string[] };
     w.__guardShift = 0;
+    w.__guardShifts = [];
+    type Shift = { value: number; hadRecentInput: boolean; startTime: number; sources?: { node?: Node }[] };
     new PerformanceObserver((list) => {
-      for (const e of list.getEntries() as unknown as { value: number; hadRecentInput: boolean }[])
-        if (!e.hadRecentInput) w.__guardShift += e.value;
+      for (const e of list.getEntries() as unknown as Shift[])
+        if (!e.hadRecentInput) {
+          w.__guardShift += e.value;
+          // What moved, for GUARD_CONSOLE_DEBUG: the shifted nodes' tags, ids and first words.
+          const moved = (e.sources ?? []).map((s) => {
+            const el = s.node as HTMLElement | undefined;
+            return `${el?.tagName ?? '?'}${el?.id ? `#${el.id}` : ''} "${(el?.textContent ?? '').slice(0, 30)}"`;
+          });
+          w.__guardShifts.push(`${e.value.toFixed(4)} at ${Math.round(e.startTime)} ms: ${moved.join('; ')}`);
+        }
     }).observe({ type: 'layout-shift', buffered: true });
   });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: world.base });
@@ -198,7 +208,10 @@ export async function checkPage(page: Page, name: string): Promise<void> {
   );
   assert.deepEqual(problems.get(page)?.errors ?? [], [], `errors on ${name}`);
   const shift = await page.evaluate(() => (window as unknown as { __guardShift: number }).__guardShift);
-  if (process.env.GUARD_CONSOLE_DEBUG) console.error(`layout shift on ${name}: ${shift.toFixed(4)}`);
+  if (process.env.GUARD_CONSOLE_DEBUG) {
+    const shifts = await page.evaluate(() => (window as unknown as { __guardShifts: string[] }).__guardShifts);
+    console.error(`layout shift on ${name}: ${shift.toFixed(4)}\n  ${shifts.join('\n  ')}`);
+  }
   assert.ok(shift < 0.1, `${name} shifted its layout by ${shift.toFixed(3)} (CLS) since it loaded`);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `${name} is ${overflow} px wider than the ${page.viewportSize()?.width} px window`);

@@ -8,7 +8,7 @@ import { RelativeTime } from '../../../components/relative-time.tsx';
 import { formatBytes } from '../../../lib/bytes.ts';
 import { gated, useCan } from '../../auth/index.ts';
 import { useAnalyseAgain } from '../api/analyzers.ts';
-import { bundleDownloadUrl, deletedBy, useBundle, useDeleteBundle } from '../api/bundles.ts';
+import { bundleDownloadUrl, deletedBy, useBundle, useDeleteBundle, useInsights } from '../api/bundles.ts';
 import { BundleComparison } from '../components/bundle-diff.tsx';
 import { Insights } from '../components/insights.tsx';
 
@@ -99,14 +99,19 @@ function AnalyseAgain({ id }: { id: string }) {
 function BundleDetail() {
   const { bundleId = '' } = useParams();
   const bundle = useBundle(bundleId);
+  // Read with the bundle, so that the page is drawn once with its findings: the list of them
+  // arriving later would push everything below it (the Insights section reads the same query).
+  const insights = useInsights(bundleId);
   const mayDelete = useCan('deleteBundles');
   const mayAnalyse = useCan('analyseBundles');
-  if (!bundle.isSuccess)
+  if (!bundle.isSuccess || insights.isPending) {
+    const skeleton = <BlockSkeleton height="24rem" label="the bundle" />;
     return (
       <Page title="Bundle" back={BACK}>
-        <QueryStatus query={bundle} what="this bundle" pending={<BlockSkeleton height="24rem" label="the bundle" />} />
+        {bundle.isSuccess ? skeleton : <QueryStatus query={bundle} what="this bundle" pending={skeleton} />}
       </Page>
     );
+  }
   const b = bundle.data;
   if (b.deleted) return <DeletedBundle b={{ ...b, deleted: b.deleted }} />;
   const m = b.manifest;
@@ -132,8 +137,6 @@ function BundleDetail() {
       </BundleSummary>
 
       <Insights bundleId={b.bundle_id} />
-
-      <BundleComparison bundleId={b.bundle_id} />
 
       <section aria-labelledby="bundle-contents">
         <h2 id="bundle-contents">Contents</h2>
@@ -197,6 +200,9 @@ function BundleDetail() {
           )}
         </section>
       </div>
+
+      {/* Last: what it shows when asked grows the page below nothing, so nothing moves under the reader. */}
+      <BundleComparison bundleId={b.bundle_id} />
     </Page>
   );
 }
