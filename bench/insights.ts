@@ -327,6 +327,12 @@ async function main(): Promise<void> {
     `what ours found with the rules: ${runs.oursRules[0].out}; the anchor's count: ${runs.anchorRules[0].out}`,
   );
   const ratioRules = med(runs.oursRules, analysisS) / med(runs.anchorRules, wall);
+  const cpuOf = (rs: Run[]) => med(rs, (r) => r.cpuS);
+  console.log(
+    `CPU (user + system of the whole process, median): ours ${cpuOf(runs.ours).toFixed(2)} s, with the rules ` +
+      `${cpuOf(runs.oursRules).toFixed(2)} s (the rules: ${(cpuOf(runs.oursRules) - cpuOf(runs.ours)).toFixed(2)} s); ` +
+      `anchor ${cpuOf(runs.anchor).toFixed(2)} s, grep -E with the patterns ${cpuOf(runs.anchorRules).toFixed(2)} s`,
+  );
   console.log(
     `\nmedian of ${REPS}, alternating. ours: analysis = open → findings, timed inside the process (the worker runs in the`,
   );
