@@ -514,55 +514,36 @@ export class Detection {
         this.#wakeSender = () => {};
         continue;
       }
-      let outcome: SendOutcome;
-      if (waiting.length > 1 && this.#o.sendBatch) {
-        const answer = await this.#o.sendBatch(waiting, signal);
-        if (signal.aborted) break;
-        if (!answer.ok && 'batchRefused' in answer) {
+      const batch = waiting.length > 1 && this.#o.sendBatch;
+      const sending = batch ? waiting : [next];
+      const outcome = batch ? await batch(waiting, signal) : await this.#o.send(next.body, next.key, signal);
+      if (signal.aborted) break;
+      if (!batch && next.seq >= singlesUntil) singlesUntil = 0;
+      if (outcome.ok) {
+        for (const w of sending) store.remove(w.seq);
+        failures = 0;
+        if (away) {
+          away = false;
+          log.info('signals are sent again', { waiting: store.depth });
+        }
+        continue;
+      }
+      if (!outcome.retry) {
+        if (batch) {
           // The service takes no batch, or refuses one signal of it: these go one at a time,
           // so that the others are taken and the one refused is dropped alone.
           singlesUntil = waiting.at(-1)?.seq ?? 0;
           log.info('the service took no batch; sending these signals one at a time', {
             signals: waiting.length,
-            error: answer.error,
+            error: outcome.error,
           });
-          continue;
-        }
-        outcome = answer;
-        if (outcome.ok) {
-          for (const w of waiting) store.remove(w.seq);
-          failures = 0;
-          if (away) {
-            away = false;
-            log.info('signals are sent again', { waiting: store.depth });
-          }
-          continue;
-        }
-      } else {
-        outcome = await this.#o.send(next.body, next.key, signal);
-        if (signal.aborted) break;
-        if (next.seq >= singlesUntil) singlesUntil = 0;
-        if (outcome.ok) {
-          store.remove(next.seq);
-          failures = 0;
-          if (away) {
-            away = false;
-            log.info('signals are sent again', { waiting: store.depth });
-          }
-          continue;
-        }
-        if (!outcome.retry) {
+        } else {
           log.error('the service refused a signal; it is not sent again', {
             signal_type: next.body.signal_type,
             error: outcome.error,
           });
           store.remove(next.seq);
-          continue;
         }
-      }
-      if (!outcome.retry) {
-        // A batch refused for good that the service did not call a batch problem: one at a time then.
-        singlesUntil = waiting.at(-1)?.seq ?? 0;
         continue;
       }
       if (!away) {
