@@ -60,8 +60,12 @@ export class ArchivePool {
     manifest: BundleManifest,
     options: { deadlineMs: number; signal?: AbortSignal; rules?: readonly RuleSpec[] },
   ): Promise<ArchiveFacts> {
-    const rules = (options.rules ?? []).map(({ id, member, pattern }) => ({ id, member, pattern }));
-    const task: ThreadTask = { kind: 'facts', manifest, deadlineMs: options.deadlineMs, rules };
+    const task: ThreadTask = {
+      kind: 'facts',
+      manifest,
+      deadlineMs: options.deadlineMs,
+      rules: [...(options.rules ?? [])],
+    };
     return this.#run(task, body, options.deadlineMs, options.signal) as Promise<ArchiveFacts>;
   }
 
