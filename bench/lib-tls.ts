@@ -11,6 +11,7 @@ import https from 'node:https';
 import type net from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { sign } from '@guard/webhooks';
 import { Pool } from 'undici';
 import { makeTestTls } from '../packages/server/test/loopback.ts';
 
@@ -350,4 +351,29 @@ export async function runPool(n: number, concurrency: number, fn: (i: number) =>
     while (next < n) await fn(next++);
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+}
+
+/** POSTs a body as Guard delivers it (the same headers, signed per request): the raw loops' one request; its status. */
+export async function signedPost(
+  pool: Pool,
+  path: string,
+  body: string,
+  secret: string,
+  sentAt: Date,
+): Promise<number> {
+  const res = await pool.request({
+    path,
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': 'Guard-Webhook/1.0',
+      'guard-signature': sign(body, secret),
+      'guard-event': 'signal_created',
+      'guard-delivery': crypto.randomUUID(),
+      'guard-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+    },
+    body,
+  });
+  await res.body.dump();
+  return res.statusCode;
 }

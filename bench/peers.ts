@@ -33,7 +33,6 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { sign } from '@guard/webhooks';
 import { Pool } from 'undici';
 import { type PgCluster, postgresBinDir, startPgCluster } from '../packages/server/test/postgres-cluster.ts';
 import { fmt, load1, percentile, ReceiverProcess, table, treeCpuMs } from './lib-receiver.ts';
@@ -47,6 +46,7 @@ import {
   ROOT,
   runPool,
   signalBody,
+  signedPost,
   spawnGuard,
   type TestPki,
   usNow,
@@ -230,21 +230,8 @@ async function startRaw(s: Shared): Promise<Running> {
         },
         console_url: `https://guard.example.com/console/signals/${signalId}`,
       });
-      const res = await pool.request({
-        path: '/hook',
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'Guard-Webhook/1.0',
-          'guard-signature': sign(body, secret),
-          'guard-event': 'signal_created',
-          'guard-delivery': crypto.randomUUID(),
-          'guard-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-        },
-        body,
-      });
-      await res.body.dump();
-      return { status: res.statusCode === 200 ? 201 : res.statusCode, json: { signal_id: signalId } };
+      const status = await signedPost(pool, '/hook', body, secret, sentAt);
+      return { status: status === 200 ? 201 : status, json: { signal_id: signalId } };
     },
     cpuMs() {
       const u = process.cpuUsage();

@@ -53,6 +53,7 @@ import {
   runPool,
   type SetupJson,
   signalBody,
+  signedPost,
   sleep,
   spawnGuard,
   startReceiver,
@@ -331,21 +332,8 @@ async function rawLoop(ctx: Context, n: number, sampleBody: string) {
     const sentAt = new Date();
     template.timestamp = sentAt.toISOString();
     const body = JSON.stringify(template);
-    const res = await pool.request({
-      path: '/anchor',
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'Guard-Webhook/1.0',
-        'guard-signature': sign(body, secret),
-        'guard-event': 'signal_created',
-        'guard-delivery': crypto.randomUUID(),
-        'guard-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
-      },
-      body,
-    });
-    await res.body.dump();
-    if (res.statusCode !== 200) throw new Error(`the receiver answered ${res.statusCode}`);
+    const status = await signedPost(pool, '/anchor', body, secret, sentAt);
+    if (status !== 200) throw new Error(`the receiver answered ${status}`);
   });
   const cpu = process.cpuUsage(cpu0);
   const reached = await waiting;
