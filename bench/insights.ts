@@ -11,7 +11,7 @@
 //        insights-1g:   one agent.log of 1 GiB (collect's cap raised for it), to show that the
 //                       analysis' memory does not grow with a member's size.
 //   2. REPS times, alternately:
-//        ours:   /usr/bin/time node --max-semi-space-size=1 bench/insights.ts --analyse …
+//        ours:   /usr/bin/time node --max-semi-space-size=4 bench/insights.ts --analyse …
 //                (Node as bin/guard-server runs it, MALLOC_ARENA_MAX=2): the archive opened as
 //                FsObjectStore.open opens a stored object, then readArchive + buildFindings —
 //                the worker's analysis, alone in its process. Its wall time is taken inside
@@ -219,7 +219,7 @@ function ours(bundle: Built, withRules = false): Run {
   return timed(
     [
       NODE,
-      '--max-semi-space-size=1',
+      '--max-semi-space-size=4',
       fileURLToPath(import.meta.url),
       '--analyse',
       bundle.path,
