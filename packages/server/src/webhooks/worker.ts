@@ -110,6 +110,8 @@ interface FailureLog {
 }
 
 const OUTCOME_FLUSH_MS = 5;
+/** Slots freed within this long of the first are claimed by one pass. */
+const RELEASE_CLAIM_MS = 1;
 const OUTCOME_BATCH_MAX = 500;
 
 export class DeliveryWorker {
@@ -123,6 +125,9 @@ export class DeliveryWorker {
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private readonly idle = new Set<() => void>();
+  /** One process owns the queue (SQLite): its own counts of what is in flight are all the leases there are. */
+  private soleOwner = false;
+  private releaseWake: NodeJS.Timeout | undefined;
 
   private readonly loop: BackgroundLoop;
   private readonly tokens: OAuth2Tokens;
@@ -145,6 +150,7 @@ export class DeliveryWorker {
    * replicas share they are waited out (`releaseLeases: false`).
    */
   async start(options: { releaseLeases: boolean }): Promise<void> {
+    this.soleOwner = options.releaseLeases;
     if (options.releaseLeases) await this.deps.queue.releaseAllLeases();
     this.loop.start();
     this.stopWatching = await this.deps.queue.watch(() => this.wake());
@@ -153,6 +159,8 @@ export class DeliveryWorker {
   /** Stops claiming, waits for attempts in flight and writes their outcomes. */
   async stop(): Promise<void> {
     await this.loop.stop();
+    clearTimeout(this.releaseWake);
+    this.releaseWake = undefined;
     await this.stopWatching?.();
     this.stopWatching = undefined;
     if (this.inflight > 0) await new Promise<void>((resolve) => this.idle.add(resolve));
@@ -170,11 +178,16 @@ export class DeliveryWorker {
     this.loop.wake();
   }
 
-  /** Step 1 and the dispatch: again at once while slots are left after a full claim, else after pollMs. */
+  /**
+   * Step 1 and the dispatch; the next pass after pollMs unless woken first. A claim takes every
+   * due delivery its free slots allow, so more work comes with a wake: a new signal or a
+   * redelivery (wake), a retry recorded as due now (flushOutcomes), a slot freed where the
+   * claim left deliveries waiting (release); the poll finds retries that came due meanwhile.
+   */
   private async pass(): Promise<number> {
     const claimed = await this.claim();
     for (const c of claimed) void this.deliver(c);
-    return claimed.length > 0 && this.inflight < this.options.concurrency ? 0 : this.options.pollMs;
+    return this.options.pollMs;
   }
 
   /** One claimed delivery through steps 2–4. */
@@ -348,24 +361,39 @@ export class DeliveryWorker {
           );
         }
         for (const [endpointId, reason] of disabled) this.deps.log.warn({ endpointId }, reason);
+        // A retry may be due at once (a short schedule, Retry-After: 0); a success frees nothing new.
+        if (decisions.some((d) => d?.outcome === 'retrying')) this.wake();
       } catch (error) {
         // The rows stay leased; the lease expires and they are attempted again (at-least-once).
         this.deps.log.error({ err: error, outcomes: batch.length }, 'recording webhook outcomes failed');
-      } finally {
-        this.wake();
       }
     });
     return this.flushing;
   }
 
+  /**
+   * A slot is free again. Only a slot the last claim could not fill means work may be waiting:
+   * one at an endpoint at its limit, or any while all slots were taken; elsewhere the claim
+   * took everything due, and new work comes with its own wake. Where replicas share the queue
+   * (PostgreSQL) the others' leases count too, so every free slot looks again. Slots freed
+   * together are claimed together (RELEASE_CLAIM_MS): one transaction instead of one each.
+   */
   private release(endpointId: string): void {
+    const waiting =
+      !this.soleOwner ||
+      this.inflight >= this.options.concurrency ||
+      (this.inflightByEndpoint.get(endpointId) ?? 0) >= this.options.perEndpointConcurrency;
     this.inflight--;
     adjust(this.inflightByEndpoint, endpointId, -1);
     if (this.inflight === 0) {
       for (const resolve of this.idle) resolve();
       this.idle.clear();
     }
-    this.wake();
+    if (waiting && !this.releaseWake)
+      this.releaseWake = setTimeout(() => {
+        this.releaseWake = undefined;
+        this.wake();
+      }, RELEASE_CLAIM_MS).unref();
   }
 
   /**
