@@ -44,6 +44,7 @@ import { bundleRetention } from './migrations/0019-bundle-retention.ts';
 import { analyzerRules } from './migrations/0020-analyzer-rules.ts';
 import { bundleBatches } from './migrations/0021-bundle-batches.ts';
 import { collectionSchedules } from './migrations/0022-collection-schedules.ts';
+import { dropRedundantDeliveryIndex } from './migrations/0023-drop-redundant-delivery-index.ts';
 
 /** Every migration by the name databases record it under, in order. */
 const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Migration])[] = [
@@ -69,6 +70,7 @@ const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Mi
   ['0020_analyzer_rules', analyzerRules],
   ['0021_bundle_batches', bundleBatches],
   ['0022_collection_schedules', collectionSchedules],
+  ['0023_drop_redundant_delivery_index', dropRedundantDeliveryIndex],
 ];
 
 function migrations(engine: Engine): Record<string, Migration> {
