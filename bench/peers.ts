@@ -26,13 +26,14 @@
 // printed beside each figure. Failures (refused POSTs, deliveries that never came, duplicates)
 // are counted and printed, never hidden. The receiver is one child process for all (lib-receiver.ts).
 
-import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { Pool } from 'undici';
 import { type PgCluster, postgresBinDir, startPgCluster } from '../packages/server/test/postgres-cluster.ts';
 import { fmt, load1, percentile, ReceiverProcess, table, treeCpuMs } from './lib-receiver.ts';
@@ -47,6 +48,7 @@ import {
   runPool,
   signalBody,
   signedPost,
+  sleep,
   spawnGuard,
   type TestPki,
   usNow,
@@ -84,6 +86,8 @@ interface Running {
   ingestConcurrency: number;
   /** Counters the system keeps of its own (the peers' failed attempts). */
   stats?(): Promise<Record<string, number>>;
+  /** Its database in the PostgreSQL cluster, whose statements are counted (pg_stat_statements). */
+  database?: string;
   stop(): Promise<void>;
 }
 
@@ -92,6 +96,8 @@ interface Shared {
   pki: TestPki;
   receiver: ReceiverProcess;
   cluster?: PgCluster;
+  /** Statements run so far in a database of the cluster (pg_stat_statements, every statement its client sent). */
+  statements?: (database: string) => Promise<number>;
   redis?: RedisBinary;
 }
 
@@ -110,6 +116,8 @@ async function startGuardSystem(s: Shared, name: SystemName, run: number): Promi
     port: await freePort(),
     caPath: s.pki.caPath,
     args: [...database, '--metrics-listen', ''],
+    // BENCH_SERVER_BIN=FILE: another build of guard-server (a modified copy), for A/B runs.
+    bin: process.env.BENCH_SERVER_BIN || undefined,
   });
   const api = new ApiClient(server.url, 128);
   const agent = await api.must('/v1/agents/enroll', undefined, { token: setup.enroll_token, hostname: 'bench-1' });
@@ -129,6 +137,7 @@ async function startGuardSystem(s: Shared, name: SystemName, run: number): Promi
     },
     cpuMs: () => treeCpuMs([server.pid, ...(cluster ? cluster.pids().slice(0, 1) : [])]),
     ingestConcurrency: INGEST_CONCURRENCY,
+    database: databaseUrl && new URL(databaseUrl).pathname.slice(1),
     async stop() {
       await api.close();
       await server.stop('SIGTERM');
@@ -177,6 +186,7 @@ async function startPeerSystem(s: Shared, name: PeerSystem, run: number): Promis
     post: (k) => api.post('/v1/signals', token, signalTimesBody(k)),
     cpuMs: () => treeCpuMs(roots()),
     ingestConcurrency: INGEST_CONCURRENCY,
+    database: databaseUrl && new URL(databaseUrl).pathname.slice(1),
     async stats() {
       const r = await api.pool.request({ path: '/stats', method: 'GET' });
       return (await r.body.json()) as Record<string, number>;
@@ -261,19 +271,20 @@ interface Throughput {
   meanBytes: number;
   /** Signals/s the ingest answered (first POST to the last answer). */
   ingestPerS: number;
+  /** PostgreSQL statements per delivery (its database's, each one a round trip); NaN without PostgreSQL. */
+  statements: number;
 }
 
 const waitMs = (n: number) => 60_000 + n * 10;
 
 /** N signals as fast as the system's ingest takes them (single POSTs, or batches). */
-async function throughput(
-  sys: Running,
-  receiver: ReceiverProcess,
-  n: number,
-  batched?: { run: string },
-): Promise<Throughput> {
+async function throughput(sys: Running, shared: Shared, n: number, batched?: { run: string }): Promise<Throughput> {
+  const { receiver } = shared;
   const load = load1();
   await receiver.reset();
+  const countStatements = () =>
+    sys.database && shared.statements ? shared.statements(sys.database) : Promise.resolve(Number.NaN);
+  const statements0 = await countStatements();
   const cpu0 = sys.cpuMs();
   const t0 = usNow();
   let refused = 0;
@@ -292,7 +303,9 @@ async function throughput(
   const ingestUs = usNow() - t0;
   const w = await receiver.waitFor(n - refused, waitMs(n));
   const cpu = sys.cpuMs() - cpu0;
+  const statements = ((await countStatements()) - statements0) / Math.max(1, w.distinct);
   return {
+    statements,
     perS: w.distinct / ((w.lastUs - t0) / 1e6),
     cpuUs: (cpu * 1000) / Math.max(1, w.distinct),
     load,
@@ -314,7 +327,25 @@ interface Latency {
   missing: number;
 }
 
-async function latency(sys: Running, receiver: ReceiverProcess, rate: number, seconds: number): Promise<Latency> {
+async function latency(
+  sys: Running,
+  receiver: ReceiverProcess,
+  rate: number,
+  seconds: number,
+  neighbour = false,
+): Promise<Latency> {
+  // The neighbour: a process spinning on one core for the whole run (another tenant of the host,
+  // a build, a scan), at the same priority as everything else.
+  const burner = neighbour ? spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }) : undefined;
+  try {
+    if (burner) await sleep(1000);
+    return await paced(sys, receiver, rate, seconds);
+  } finally {
+    burner?.kill('SIGKILL');
+  }
+}
+
+async function paced(sys: Running, receiver: ReceiverProcess, rate: number, seconds: number): Promise<Latency> {
   const load = load1();
   await receiver.reset();
   const total = Math.round(rate * seconds);
@@ -362,6 +393,8 @@ interface RunResult {
   a: Throughput;
   f?: Throughput;
   b: Latency;
+  /** The same beside a CPU-burning neighbour. */
+  n: Latency;
   stats?: Record<string, number>;
 }
 
@@ -407,12 +440,34 @@ async function main(): Promise<void> {
   const receiver = new ReceiverProcess();
   const shared: Shared = { dir, pki: await createTestPki(dir), receiver };
   const skipped = new Map<SystemName, string>();
+  let closeAdmin: (() => Promise<void>) | undefined;
   const cleanup = () => receiver.stop();
   process.on('exit', cleanup);
   try {
     await receiver.start(shared.pki);
     if (selected.some((x) => x === 'guard-postgres' || x === 'graphile-worker' || x === 'pg-boss')) {
-      shared.cluster = await startPgCluster({ durable: true, label: 'peers' });
+      // pg_stat_statements counts the statements each system's clients send (top level: not
+      // those of triggers and foreign-key checks); it costs the cluster a little CPU, the same
+      // for every system on it.
+      shared.cluster = await startPgCluster({
+        durable: true,
+        label: 'peers',
+        settings: { shared_preload_libraries: 'pg_stat_statements' },
+      });
+      const admin = new pg.Client({ connectionString: shared.cluster.url() });
+      await admin.connect();
+      await admin.query('create extension if not exists pg_stat_statements');
+      closeAdmin = () => admin.end();
+      shared.statements = async (database) =>
+        Number(
+          (
+            await admin.query<{ n: string }>(
+              `select coalesce(sum(s.calls), 0) as n from pg_stat_statements s
+               join pg_database d on d.oid = s.dbid where d.datname = $1`,
+              [database],
+            )
+          ).rows[0].n,
+        );
       const version = execFileSync(join(postgresBinDir() ?? '', 'postgres'), ['--version'], {
         encoding: 'utf8',
       }).trim();
@@ -449,29 +504,28 @@ async function main(): Promise<void> {
         let sys: Running | undefined;
         try {
           sys = await startSystem(shared, name, run);
-          await throughput(sys, receiver, WARM_UP, sys.postBatch ? { run: `warm-${run}` } : undefined);
-          await throughput(sys, receiver, WARM_UP);
-          const a = await throughput(sys, receiver, n);
+          await throughput(sys, shared, WARM_UP, sys.postBatch ? { run: `warm-${run}` } : undefined);
+          await throughput(sys, shared, WARM_UP);
+          const a = await throughput(sys, shared, n);
           console.log(
             `  deliveries/s ${fmt(a.perS)}, CPU ${fmt(a.perS > 0 ? a.cpuUs : Number.NaN)} µs per delivery (load ${a.load}); ` +
-              `ingest answered ${fmt(a.ingestPerS)}/s; mean body ${fmt(a.meanBytes)} bytes${failures(a)}`,
+              `ingest answered ${fmt(a.ingestPerS)}/s; mean body ${fmt(a.meanBytes)} bytes${statementsOf(a)}${failures(a)}`,
           );
           let f: Throughput | undefined;
           if (sys.postBatch) {
-            f = await throughput(sys, receiver, n, { run: String(run) });
+            f = await throughput(sys, shared, n, { run: String(run) });
             console.log(
-              `  batched ingest: deliveries/s ${fmt(f.perS)}, CPU ${fmt(f.cpuUs)} µs (load ${f.load})${failures(f)}`,
+              `  batched ingest: deliveries/s ${fmt(f.perS)}, CPU ${fmt(f.cpuUs)} µs (load ${f.load})${statementsOf(f)}${failures(f)}`,
             );
           }
           const b = await latency(sys, receiver, rate, seconds);
-          console.log(
-            `  at ${rate}/s (achieved ${fmt(b.achieved, 1)}/s): p50 ${fmt(b.p50, 1)} ms, p99 ${fmt(b.p99, 1)} ms, ` +
-              `max ${fmt(b.max, 1)} ms (load ${b.load})${b.refused || b.missing ? ` — ${b.refused} refused, ${b.missing} never delivered` : ''}`,
-          );
+          console.log(`  at ${rate}/s ${latencyLine(b)}`);
+          const nb = await latency(sys, receiver, rate, seconds, true);
+          console.log(`  at ${rate}/s beside a process spinning on one core ${latencyLine(nb)}`);
           const stats = await sys.stats?.();
           if (stats) console.log(`  its own counters: ${JSON.stringify(stats)}`);
           const list = results.get(name) ?? [];
-          list.push({ a, f, b, stats });
+          list.push({ a, f, b, n: nb, stats });
           results.set(name, list);
         } catch (error) {
           console.log(`  FAILED: ${(error as Error).stack ?? error}`);
@@ -500,15 +554,17 @@ async function main(): Promise<void> {
         'deliveries/s',
         '× BullMQ',
         `p50 · p99 at ${rate}/s`,
+        'p99 beside a spinning neighbour',
         'CPU per delivery (incl. its database)',
         '× BullMQ',
+        'PostgreSQL statements per delivery',
         'load (deliveries/s / latency)',
       ],
     ];
     for (const name of selected) {
       const list = results.get(name);
       if (!list || list.length === 0) {
-        rows.push([LABEL[name], skipped.get(name) ?? 'failed', '', '', '', '', '']);
+        rows.push([LABEL[name], skipped.get(name) ?? 'failed', '', '', '', '', '', '', '']);
         continue;
       }
       rows.push([
@@ -516,8 +572,10 @@ async function main(): Promise<void> {
         each(list, (r) => fmt(r.a.perS)),
         ratio(list, (r) => r.a.perS),
         each(list, (r) => `${fmt(r.b.p50, 1)} / ${fmt(r.b.p99, 1)} ms`),
+        each(list, (r) => `${fmt(r.n.p99, 1)} ms`),
         each(list, (r) => `${fmt(r.a.cpuUs)} µs`),
         ratio(list, (r) => r.a.cpuUs),
+        each(list, (r) => (Number.isNaN(r.a.statements) ? '–' : fmt(r.a.statements, 2))),
         each(list, (r) => `${r.a.load}/${r.b.load}`),
       ]);
       if (list.some((r) => r.f))
@@ -526,8 +584,10 @@ async function main(): Promise<void> {
           each(list, (r) => fmt(r.f?.perS ?? Number.NaN)),
           list.map((r, i) => (bull?.[i] && r.f ? `${(r.f.perS / bull[i].a.perS).toFixed(2)}×` : '–')).join(' · '),
           '',
+          '',
           each(list, (r) => `${fmt(r.f?.cpuUs ?? Number.NaN)} µs`),
           list.map((r, i) => (bull?.[i] && r.f ? `${(r.f.cpuUs / bull[i].a.cpuUs).toFixed(2)}×` : '–')).join(' · '),
+          each(list, (r) => (r.f === undefined || Number.isNaN(r.f.statements) ? '–' : fmt(r.f.statements, 2))),
           each(list, (r) => r.f?.load ?? '–'),
         ]);
     }
@@ -547,6 +607,9 @@ async function main(): Promise<void> {
           failures(r.a),
           r.f ? failures(r.f) : '',
           r.b.refused || r.b.missing ? ` latency run: ${r.b.refused} refused, ${r.b.missing} never delivered` : '',
+          r.n.refused || r.n.missing
+            ? ` latency run beside the neighbour: ${r.n.refused} refused, ${r.n.missing} never delivered`
+            : '',
         ].join('');
         if (parts) {
           anyFailure = true;
@@ -564,9 +627,21 @@ async function main(): Promise<void> {
   } finally {
     cleanup();
     process.off('exit', cleanup);
+    await closeAdmin?.();
     await shared.cluster?.stop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+function latencyLine(b: Latency): string {
+  return (
+    `(achieved ${fmt(b.achieved, 1)}/s): p50 ${fmt(b.p50, 1)} ms, p99 ${fmt(b.p99, 1)} ms, ` +
+    `max ${fmt(b.max, 1)} ms (load ${b.load})${b.refused || b.missing ? ` — ${b.refused} refused, ${b.missing} never delivered` : ''}`
+  );
+}
+
+function statementsOf(t: Throughput): string {
+  return Number.isNaN(t.statements) ? '' : `; ${fmt(t.statements, 2)} PostgreSQL statements per delivery`;
 }
 
 function failures(t: Throughput): string {
