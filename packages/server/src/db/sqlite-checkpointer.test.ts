@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from './index.ts';
+import { startCheckpointer } from './sqlite-checkpointer.ts';
+import { openSqlite } from './sqlite-dialect.ts';
 
 test('the server connection never checkpoints; the checkpointer thread keeps the WAL from growing', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'guard-checkpoint-'));
@@ -38,6 +40,39 @@ test('the server connection never checkpoints; the checkpointer thread keeps the
     assert.ok(wal < written / 3, `the WAL grew by ${wal} bytes of ${written} written: nothing checkpointed it`);
   } finally {
     await db.destroy();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('commits never cut the WAL file back; the thread does, once the database has been quiet', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'guard-checkpoint-'));
+  const path = join(dir, 'guard.db');
+  const db = openSqlite(path, { checkpoints: false });
+  const checkpointer = startCheckpointer(path, { quietMs: 500, sizeLimit: 256 * 1024 });
+  const walSize = async () => (await stat(`${path}-wal`)).size;
+  try {
+    const limit = db.prepare('pragma journal_size_limit').get() as { journal_size_limit: number };
+    assert.equal(limit.journal_size_limit, -1, 'a commit after a reset would truncate the WAL');
+    db.exec('create table t (id integer primary key, v text)');
+    const insert = db.prepare('insert into t (v) values (?)');
+    // A burst: commits faster than the thread resets the WAL, which grows past the limit.
+    db.exec('begin');
+    for (let i = 0; i < 2000; i++) insert.run('x'.repeat(1000));
+    db.exec('commit');
+    const afterBurst = await walSize();
+    assert.ok(afterBurst > 1024 * 1024, `the WAL is ${afterBurst} bytes after a 2 MB burst`);
+    // Checkpointed and reset, the next commits start the WAL over without truncating it.
+    await new Promise((r) => setTimeout(r, 250));
+    for (let i = 0; i < 3; i++) insert.run('y');
+    assert.equal(await walSize(), afterBurst, 'a commit truncated the WAL on the event loop');
+    // Quiet for longer than quietMs: the thread cuts it back (a TRUNCATE checkpoint empties it).
+    const deadline = Date.now() + 5000;
+    while ((await walSize()) > 256 * 1024 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.ok((await walSize()) <= 256 * 1024, `the WAL is still ${await walSize()} bytes`);
+    assert.equal((db.prepare('select count(*) as n from t').get() as { n: number }).n, 2003);
+  } finally {
+    await checkpointer.stop();
+    db.close();
     await rm(dir, { recursive: true, force: true });
   }
 });

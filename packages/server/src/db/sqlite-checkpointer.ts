@@ -4,24 +4,47 @@
 // (8–27 ms per COMMIT that checkpointed, measured under load with bench/scale.ts), and every request and delivery
 // waits behind it. So the server's connection never checkpoints (wal_autocheckpoint = 0) and a
 // worker thread with its own connection runs PASSIVE checkpoints every CHECKPOINT_INTERVAL_MS:
-// they never block a writer, and the fsync happens off the event loop. The WAL file is cut
-// back to JOURNAL_SIZE_LIMIT after each reset, and SQLite checkpoints it fully on close.
+// they never block a writer, and the fsync happens off the event loop.
+//
+// Nor does the server's connection cut the WAL file back (journal_size_limit = -1): SQLite
+// truncates it in the first COMMIT after a reset, and dropping a large WAL's pages from the
+// page cache took that COMMIT 30–150 ms of kernel time after a burst of writes, the longest
+// stall of the event loop beside a busy neighbour (perf; bench:peers, issue 25). The thread
+// cuts it back instead, with a TRUNCATE checkpoint once the database has been quiet for
+// QUIET_MS and the file is over JOURNAL_SIZE_LIMIT; a write that comes meanwhile waits for it
+// (busy_timeout) at a moment when there was no work. SQLite checkpoints the WAL fully on close.
 
 import { Worker } from 'node:worker_threads';
 
 const CHECKPOINT_INTERVAL_MS = 100;
+/** No commit for this long: the WAL may be cut back. */
+const QUIET_MS = 2000;
 export const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
 // CommonJS: an eval'd worker is not a module.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+const { statSync } = require('node:fs');
 const { DatabaseSync } = require('node:sqlite');
 const db = new DatabaseSync(workerData.path);
 db.exec('PRAGMA busy_timeout = 1000');
 db.exec('PRAGMA cache_size = 8'); // a checkpoint copies WAL frames: it needs no page cache
+const dataVersion = db.prepare('PRAGMA data_version');
+let lastVersion;
+let quietSince = Date.now();
 const checkpoint = () => {
   try {
     db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    // data_version changes when another connection (the server's) has committed since.
+    const version = dataVersion.get().data_version;
+    if (version !== lastVersion) {
+      lastVersion = version;
+      quietSince = Date.now();
+    } else if (Date.now() - quietSince >= workerData.quietMs) {
+      quietSince = Number.POSITIVE_INFINITY; // once per quiet spell
+      const wal = statSync(workerData.path + '-wal', { throwIfNoEntry: false });
+      if (wal && wal.size > workerData.sizeLimit) db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+    }
   } catch {
     // busy: the next turn
   }
@@ -42,10 +65,14 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-export function startCheckpointer(path: string): Checkpointer {
+/** `options` for tests: a shorter quiet spell, a smaller WAL limit. */
+export function startCheckpointer(
+  path: string,
+  { quietMs = QUIET_MS, sizeLimit = JOURNAL_SIZE_LIMIT }: { quietMs?: number; sizeLimit?: number } = {},
+): Checkpointer {
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { path, intervalMs: CHECKPOINT_INTERVAL_MS },
+    workerData: { path, intervalMs: CHECKPOINT_INTERVAL_MS, quietMs, sizeLimit },
     // One connection and a timer; smaller heaps than this run out of memory at start. The
     // thread costs ~12 MiB of RSS (measured: idle server 111 → 123–126 MiB).
     resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },

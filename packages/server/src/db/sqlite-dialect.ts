@@ -19,7 +19,9 @@ export function openSqlite(path: string, options: { checkpoints: boolean } = { c
   db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
-  db.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
+  // With a checkpointer thread, that thread cuts the WAL back when the database is quiet
+  // (sqlite-checkpointer.ts): a COMMIT that did it stalled the event loop.
+  db.exec(`PRAGMA journal_size_limit = ${options.checkpoints ? JOURNAL_SIZE_LIMIT : -1}`);
   if (!options.checkpoints) db.exec('PRAGMA wal_autocheckpoint = 0');
   return db;
 }
