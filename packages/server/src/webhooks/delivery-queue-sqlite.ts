@@ -93,29 +93,28 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
     this.db = db;
   }
 
-  enqueue(entries: readonly OutboxEntry[]): Promise<EnqueueResult[]> {
-    return writeTransaction(this.db, (sql) => {
+  /**
+   * All entries in one transaction without a savepoint each: a savepoint's journal of a
+   * signal's pages outgrows SQLite's in-memory limit (64 KiB) and becomes a temp file, made,
+   * written and deleted on the event loop in every commit (a stall of 100 ms and more in the
+   * kernel, freeing its page cache, beside a busy neighbour: bench:peers, issue 25). When an
+   * entry fails the batch (a duplicate id, a foreign key), each entry is written again in a
+   * transaction of its own, so that it fails alone, as on PostgreSQL.
+   */
+  async enqueue(entries: readonly OutboxEntry[]): Promise<EnqueueResult[]> {
+    try {
+      return await writeTransaction(this.db, (sql) => entries.map((entry) => enqueueOne(sql, entry)));
+    } catch {
       const results: EnqueueResult[] = [];
-      for (const { signal, onlyEndpointId, excludeEndpointId } of entries) {
-        // One process writes, one transaction at a time: a signal that holds the key (committed,
-        // or written by an earlier entry of this batch) is found before the insert.
-        const existing = signalWithKey(sql, signal);
-        if (existing) {
-          results.push({ ok: true, deliveryIds: [], existing });
-          continue;
-        }
-        sql.db.exec('SAVEPOINT signal');
+      for (const entry of entries) {
         try {
-          results.push({ ok: true, deliveryIds: insertSignal(sql, signal, onlyEndpointId, excludeEndpointId) });
-          sql.db.exec('RELEASE signal');
+          results.push(await writeTransaction(this.db, (sql) => enqueueOne(sql, entry)));
         } catch (error) {
-          sql.db.exec('ROLLBACK TO signal');
-          sql.db.exec('RELEASE signal');
           results.push({ ok: false, error });
         }
       }
       return results;
-    });
+    }
   }
 
   claim({ now, leaseMs, limit, perEndpoint, busy }: ClaimRequest): Promise<ClaimedDelivery[]> {
@@ -242,6 +241,16 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
       return recordedOf(plan);
     });
   }
+}
+
+/**
+ * One entry of the outbox. One process writes, one transaction at a time: a signal that holds
+ * its key (committed, or written by an earlier entry of this batch) is found before the insert.
+ */
+function enqueueOne(sql: Statements, { signal, onlyEndpointId, excludeEndpointId }: OutboxEntry): EnqueueResult {
+  const existing = signalWithKey(sql, signal);
+  if (existing) return { ok: true, deliveryIds: [], existing };
+  return { ok: true, deliveryIds: insertSignal(sql, signal, onlyEndpointId, excludeEndpointId) };
 }
 
 type Candidate = { id: string; endpoint_id: string; rate_limit: number | null };
