@@ -321,6 +321,9 @@ interface Latency {
   p50: number;
   p99: number;
   max: number;
+  /** The POSTs' answer times (the ingest's share). */
+  answerP50: number;
+  answerP99: number;
   achieved: number;
   load: string;
   refused: number;
@@ -350,9 +353,13 @@ async function paced(sys: Running, receiver: ReceiverProcess, rate: number, seco
   await receiver.reset();
   const total = Math.round(rate * seconds);
   let refused = 0;
-  const { sentUs, ids, pacedS } = await postSignalsPaced(total, rate, (k) =>
-    sys.post(k).then(
+  // How long each POST took to be answered: the ingest's share of the latency.
+  const answerMs: number[] = [];
+  const { sentUs, ids, pacedS } = await postSignalsPaced(total, rate, (k) => {
+    const t0 = usNow();
+    return sys.post(k).then(
       (r) => {
+        answerMs.push((usNow() - t0) / 1000);
         if (r.status !== 201) refused++;
         // Refusals are counted here; postSignalsPaced sees every answer as a success.
         return { status: 201, json: r.status === 201 ? r.json : { signal_id: '' } };
@@ -361,9 +368,10 @@ async function paced(sys: Running, receiver: ReceiverProcess, rate: number, seco
         refused++;
         return { status: 201, json: { signal_id: '' } };
       },
-    ),
-  );
+    );
+  });
   await receiver.waitFor(total - refused, waitMs(total));
+  answerMs.sort((a, b) => a - b);
   const dump = await receiver.dump();
   const at = new Map<string, number>();
   dump.signalIds.forEach((id, j) => {
@@ -382,6 +390,8 @@ async function paced(sys: Running, receiver: ReceiverProcess, rate: number, seco
     p50: percentile(ms, 50),
     p99: percentile(ms, 99),
     max: ms[ms.length - 1],
+    answerP50: percentile(answerMs, 50),
+    answerP99: percentile(answerMs, 99),
     achieved: total / pacedS,
     load,
     refused,
@@ -636,7 +646,7 @@ async function main(): Promise<void> {
 function latencyLine(b: Latency): string {
   return (
     `(achieved ${fmt(b.achieved, 1)}/s): p50 ${fmt(b.p50, 1)} ms, p99 ${fmt(b.p99, 1)} ms, ` +
-    `max ${fmt(b.max, 1)} ms (load ${b.load})${b.refused || b.missing ? ` — ${b.refused} refused, ${b.missing} never delivered` : ''}`
+    `max ${fmt(b.max, 1)} ms; POST answered p50 ${fmt(b.answerP50, 1)} ms, p99 ${fmt(b.answerP99, 1)} ms (load ${b.load})${b.refused || b.missing ? ` — ${b.refused} refused, ${b.missing} never delivered` : ''}`
   );
 }
 
