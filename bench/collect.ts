@@ -735,36 +735,27 @@ for (let rep = 1; rep <= REPS; rep++) {
     show('ours --obfuscate', ob);
   }
 
+  /** One run of the baseline script in `mode`: timed, its bundle's size kept, the bundle removed. */
+  const baseline = async (mode: BaselineMode, label: string, into: Measure[]) => {
+    const out = join(OUT, `baseline-${mode}-${rep}.tar.zst`);
+    const m = timed(`baseline (${mode})`, baselineArgv(mode, HOME_180, small.segments, out));
+    into.push(m);
+    const bytes = (await stat(out)).size;
+    await rm(out, { force: true });
+    show(label, m);
+    return { m, bytes };
+  };
   if (want('baseline')) {
-    const bout = join(OUT, `baseline-${rep}.tar.zst`);
-    const b = timed('baseline', baselineArgv('scan', HOME_180, small.segments, bout));
-    base.push(b);
-    baseBundleBytes = (await stat(bout)).size;
-    baseHits = b.stdout
+    const b = await baseline('scan', 'baseline', base);
+    baseBundleBytes = b.bytes;
+    baseHits = b.m.stdout
       .trim()
       .split('\n')
       .filter((l) => !l.endsWith(' 0'))
       .join(', ');
-    await rm(bout, { force: true });
-    show('baseline', b);
   }
-
-  if (want('redact')) {
-    const rout = join(OUT, `baseline-redact-${rep}.tar.zst`);
-    const r = timed('baseline (redact)', baselineArgv('redact', HOME_180, small.segments, rout));
-    baseRedact.push(r);
-    baseRedactBundleBytes = (await stat(rout)).size;
-    await rm(rout, { force: true });
-    show('baseline+redact', r);
-  }
-
-  if (want('rewrite')) {
-    const wout = join(OUT, `baseline-rewrite-${rep}.tar.zst`);
-    const w = timed('baseline (rewrite)', baselineArgv('rewrite', HOME_180, small.segments, wout));
-    baseRewrite.push(w);
-    await rm(wout, { force: true });
-    show('baseline+rewrite', w);
-  }
+  if (want('redact')) baseRedactBundleBytes = (await baseline('redact', 'baseline+redact', baseRedact)).bytes;
+  if (want('rewrite')) await baseline('rewrite', 'baseline+rewrite', baseRewrite);
   console.log(`  rep ${rep}: ${line.join('; ')}`);
 }
 
