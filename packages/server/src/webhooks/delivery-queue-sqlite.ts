@@ -279,15 +279,20 @@ function dueCandidates(
   if (endpoints.length === 0) return [];
   const budget = limit * 2;
   const share = Math.max(1, Math.ceil(budget / endpoints.length));
-  const rows = endpoints.slice(0, budget).map((e) => {
-    const room = Math.min(perEndpoint - (busy.get(e.id) ?? 0), share);
-    return sql.all<{ id: string; next_attempt_at: string }>(SQL_DUE_OF_ENDPOINT, e.id, nowIso, room);
-  });
+  const read = endpoints.slice(0, budget).map((e) => ({
+    e,
+    rows: sql.all<{ id: string; next_attempt_at: string }>(
+      SQL_DUE_OF_ENDPOINT,
+      e.id,
+      nowIso,
+      Math.min(perEndpoint - (busy.get(e.id) ?? 0), share),
+    ),
+  }));
   const candidates: Candidate[] = [];
   for (let turn = 0; candidates.length < budget; turn++) {
     const round: { c: Candidate; at: string }[] = [];
-    for (const [i, e] of endpoints.entries()) {
-      const row = rows[i]?.[turn];
+    for (const { e, rows } of read) {
+      const row = rows[turn];
       if (row) round.push({ c: { id: row.id, endpoint_id: e.id, rate_limit: e.rate_limit }, at: row.next_attempt_at });
     }
     if (round.length === 0) break;
