@@ -4,7 +4,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type pg from 'pg';
 import { engineOf } from './engine.ts';
 import { migrateToLatest, pendingMigrations } from './migrations.ts';
-import { createClient, createPool, type PostgresTarget } from './postgres.ts';
+import { createClient, createPool, type PostgresTarget, poolSizes } from './postgres.ts';
 import type { DatabaseConfig } from './settings.ts';
 import { startCheckpointer } from './sqlite-checkpointer.ts';
 import { nodeSqliteDialect, openSqlite, Statements } from './sqlite-dialect.ts';
@@ -20,7 +20,7 @@ export type * from './tables.ts';
 export type Db = Kysely<Database>;
 
 const statementsOf = new WeakMap<Db, Statements>();
-const poolOf = new WeakMap<Db, { pool: pg.Pool; target: PostgresTarget }>();
+const poolOf = new WeakMap<Db, { pool: pg.Pool; hot: pg.Pool; target: PostgresTarget }>();
 
 /** Migrations this release has that the database has not run (serve on PostgreSQL without --migrate). */
 export class MigrationsPendingError extends Error {
@@ -64,9 +64,13 @@ export async function openDatabase(
     return db;
   }
   const pgTarget: PostgresTarget = { url: database.url, password: database.password, poolSize: database.poolSize };
-  const pool = createPool(pgTarget);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  poolOf.set(db, { pool, target: pgTarget });
+  const sizes = poolSizes(database.poolSize);
+  const pool = createPool(pgTarget, sizes.general);
+  const hot = createPool(pgTarget, sizes.hot, true);
+  // db.destroy() ends both pools.
+  const both = { connect: () => pool.connect(), end: () => Promise.all([pool.end(), hot.end()]).then(() => {}) };
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: both }) });
+  poolOf.set(db, { pool, hot, target: pgTarget });
   try {
     if (options.migrations === 'latest') await migrateToLatest(db as Kysely<unknown>, 'postgres');
     else if (options.migrations === 'verify') {
@@ -117,6 +121,16 @@ export function pgPool(db: Db): pg.Pool {
   const entry = poolOf.get(db);
   if (!entry) throw new Error('pgPool needs a PostgreSQL database opened by openDatabase');
   return entry.pool;
+}
+
+/**
+ * The delivery queue's own pool (enqueue, claims, outcomes): its connections' planner never
+ * hashes, merges or scans a table whole (postgres.ts, HOT_PATH_PLANNER).
+ */
+export function pgHotPool(db: Db): pg.Pool {
+  const entry = poolOf.get(db);
+  if (!entry) throw new Error('pgHotPool needs a PostgreSQL database opened by openDatabase');
+  return entry.hot;
 }
 
 /** A connection outside the pool, for LISTEN; the caller ends it. */

@@ -2,10 +2,11 @@
 // (docs/decisions/0009-postgresql.md). The same contract as the SQLite queue, written for a
 // database that other processes claim from at the same time:
 //
-// - enqueue: each group commit is one transaction of two statements, whatever its size: the
-//   signals inserted from arrays (unnest; a duplicate id is skipped and reported for its
-//   entry alone) returning each new signal's enabled endpoints, then every delivery at once.
-//   Its commit NOTIFYs the other replicas (LISTEN in `watch`), so they need not poll for work.
+// - enqueue: each group commit is one statement, whatever its size, committed on its own (one
+//   round trip: the POSTs wait for it): the signals inserted from arrays (unnest; a duplicate
+//   id is skipped and reported for its entry alone), and a delivery for each new signal's
+//   enabled endpoints. Its commit NOTIFYs the other replicas (LISTEN in `watch`), so they need
+//   not poll for work.
 // - claim: FOR UPDATE SKIP LOCKED, with per-endpoint limits that hold across replicas: each
 //   endpoint with due work is taken under a transaction advisory lock (tried, never waited
 //   for: an endpoint another replica is claiming right now is skipped), and only then are the
@@ -24,13 +25,14 @@
 //   shared planner decides in memory (outcome-plan.ts), and one statement writes every
 //   delivery, attempt and streak.
 //
-// Hot paths, so SQL text runs as named prepared statements on the pool's connections (no
-// query building), as the SQLite queue runs prepared statements.
+// Hot paths, so SQL text runs as named prepared statements (no query building), as the SQLite
+// queue runs prepared statements, on a pool of its own whose planner only ever looks rows up by
+// index (db/postgres.ts, HOT_PATH_PLANNER).
 
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import type { SignalTable, WebhookDeliveryTable } from '../db/index.ts';
-import { type Db, pgListenClient, pgPool } from '../db/index.ts';
+import { type Db, pgHotPool, pgListenClient } from '../db/index.ts';
 import { timeOrderedUuid } from '../kernel/ids.ts';
 import type {
   ClaimedDelivery,
@@ -57,14 +59,23 @@ const LOOK_AGAIN_MS = 5;
 /** First key of the claim's per-endpoint advisory locks (the second is a hash of the endpoint id). */
 const CLAIM_LOCK_CLASS = 0x6763; // "gc"
 
-const SQL_INSERT_SIGNALS = `
-  with input as (
+/**
+ * One group commit: the signals, and for each one inserted (a duplicate id or idempotency key
+ * writes nothing) a delivery to each of its tenant's enabled endpoints that takes it. A
+ * delivery's id is its signal's `delivery_base` (a UUIDv7 of the signal's receipt, made in
+ * JavaScript) with its last 48 bits from MD5 of that base and the endpoint's id: time-ordered
+ * like every id of the table, and as unique as random ones. Answers a row per inserted signal
+ * and delivery (a signal without any: one row, delivery_id null); the NOTIFY goes out at the
+ * commit if any delivery was written.
+ */
+const SQL_ENQUEUE = `
+  with input as materialized (
     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
       $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[], $15::text[],
-      $16::text[], $17::text[], $18::text[], $19::int[], $20::text[], $21::text[])
+      $16::text[], $17::text[], $18::text[], $19::int[], $20::text[], $21::text[], $22::text[])
       as i(id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description, identity_id,
         identity_name, environment, created_at, received_at, is_test, only_endpoint, event_type, event_data,
-        exclude_endpoint, event_bit, traceparent, idempotency_key)
+        exclude_endpoint, event_bit, traceparent, idempotency_key, delivery_base)
   ),
   inserted as (
     insert into signals (id, tenant_id, agent_id, server_id, server_name, signal_type, severity, description,
@@ -75,16 +86,24 @@ const SQL_INSERT_SIGNALS = `
       idempotency_key from input
     on conflict do nothing
     returning id
+  ),
+  deliveries as (
+    insert into webhook_deliveries (id, tenant_id, signal_id, endpoint_id, state, attempts, next_attempt_at, created_at)
+    select overlay(i.delivery_base placing substr(md5(i.delivery_base || e.id), 1, 12) from 25 for 12),
+      i.tenant_id, i.id, e.id, 'pending', 0, i.received_at, i.received_at
+    from inserted s
+    join input i on i.id = s.id
+    join webhook_endpoints e on e.tenant_id = i.tenant_id and e.enabled = 1
+      and (case when i.only_endpoint is not null then e.id = i.only_endpoint
+        else (e.event_mask & i.event_bit) <> 0 and e.id is distinct from i.exclude_endpoint
+          and (i.event_bit <> ${EVENT_BITS.signal_created} or (e.min_severity <= i.severity
+            and (e.signal_types is null or e.signal_types::jsonb ? i.signal_type))) end)
+    returning id, signal_id, endpoint_id
   )
-  select s.id as signal_id, e.id as endpoint_id
-  from inserted s
-  join input i on i.id = s.id
-  left join webhook_endpoints e on e.tenant_id = i.tenant_id and e.enabled = 1
-    and (case when i.only_endpoint is not null then e.id = i.only_endpoint
-      else (e.event_mask & i.event_bit) <> 0 and e.id is distinct from i.exclude_endpoint
-        and (i.event_bit <> ${EVENT_BITS.signal_created} or (e.min_severity <= i.severity
-          and (e.signal_types is null or e.signal_types::jsonb ? i.signal_type))) end)
-  order by s.id, e.id`;
+  select s.id as signal_id, d.id as delivery_id,
+    (select pg_notify('${WORK_CHANNEL}', $23) from deliveries limit 1) is not null as notified
+  from inserted s left join deliveries d on d.signal_id = s.id
+  order by s.id, d.endpoint_id`;
 
 /**
  * The signals that hold these (tenant, agent, idempotency key)s, with their delivery counts:
@@ -97,14 +116,6 @@ const SQL_SIGNALS_BY_KEY = `
     (select count(*) from webhook_deliveries d where d.signal_id = s.id and d.tenant_id = s.tenant_id)::int as deliveries
   from unnest($1::text[], $2::text[], $3::text[]) as k(tenant_id, agent_id, idempotency_key)
   join signals s on s.agent_id = k.agent_id and s.idempotency_key = k.idempotency_key and s.tenant_id = k.tenant_id`;
-
-const SQL_INSERT_DELIVERIES = `
-  with inserted as (
-    insert into webhook_deliveries (id, tenant_id, signal_id, endpoint_id, state, attempts, next_attempt_at, created_at)
-    select id, tenant_id, signal_id, endpoint_id, 'pending', 0, at, at
-    from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) as d(id, tenant_id, signal_id, endpoint_id, at)
-  )
-  select pg_notify('${WORK_CHANNEL}', $6)`;
 
 /**
  * Endpoints with due work (pending and due, or leased with the lease run out), oldest due
@@ -259,16 +270,6 @@ const SQL_FAIL_PENDING = `
 
 const q = (name: string, text: string, values: unknown[]): pg.QueryConfig => ({ name, text, values });
 
-/**
- * Every statement here finds its rows by key or by index range. Their plans are made once per
- * connection (generic plans: db/postgres.ts), at the first execution, often on a table still
- * empty: with its statistics, the planner hashed a whole partition to look up 20 ids once the
- * table had grown (36 ms instead of 0.4). With hash and merge joins and sequential scans
- * priced out in these transactions, every plan is index lookups, whatever the statistics.
- */
-const BEGIN_HOT_PATH =
-  'begin; set local enable_hashjoin = off; set local enable_mergejoin = off; set local enable_seqscan = off';
-
 /** SQLSTATE 23505, the code isUniqueViolation (errors.ts) recognises. */
 function duplicateSignal(id: string): Error {
   return Object.assign(new Error(`duplicate key value violates unique constraint "signals_pkey" (${id})`), {
@@ -306,21 +307,23 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
 
   constructor(db: Db) {
     this.db = db;
-    this.pool = pgPool(db);
+    this.pool = pgHotPool(db);
   }
 
   /**
-   * `durable: false` commits without waiting for the WAL flush (synchronous_commit off for
-   * this transaction): for claims and outcomes, whose loss in a database crash costs at most
-   * a duplicate attempt (the delivery is leased or pending again), never a delivery. The
-   * outbox's commit stays durable: its 201 promises the signal.
+   * Claims and outcomes commit without waiting for the WAL flush (synchronous_commit off for
+   * the transaction): their loss in a database crash costs at most a duplicate attempt (the
+   * delivery is leased or pending again), never a delivery. The outbox's statement commits
+   * durably: its 201 promises the signal. The pool's connections pipeline (db/postgres.ts), so
+   * `begin` goes out with the transaction's first statement and `commit` with its last
+   * (Transaction.queryAndCommit): a claim or a batch of outcomes is two round trips.
    */
-  private async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>, durable = true): Promise<T> {
+  private async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    const tx = new Transaction(client);
     try {
-      await client.query(durable ? BEGIN_HOT_PATH : `${BEGIN_HOT_PATH}; set local synchronous_commit = off`);
-      const result = await fn(client);
-      await client.query('commit');
+      const result = await fn(tx);
+      if (!tx.committed) await tx.commit();
       return result;
     } catch (error) {
       await client.query('rollback').catch(() => {});
@@ -332,14 +335,14 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
 
   async enqueue(entries: readonly OutboxEntry[]): Promise<EnqueueResult[]> {
     try {
-      return await this.transaction((client) => insertBatch(client, entries, this.holder));
+      return await insertBatch(this.pool, entries, this.holder);
     } catch {
       // Something other than a duplicate id failed the batch (a foreign key, a check): each
-      // entry again in a transaction of its own, so it fails alone.
+      // entry again in a statement of its own, so it fails alone.
       const results: EnqueueResult[] = [];
       for (const entry of entries) {
         try {
-          results.push(...(await this.transaction((client) => insertBatch(client, [entry], this.holder))));
+          results.push(...(await insertBatch(this.pool, [entry], this.holder)));
         } catch (error) {
           results.push({ ok: false, error });
         }
@@ -352,8 +355,8 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
     if (limit <= 0) return [];
     const nowIso = now.toISOString();
     const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
-    return this.transaction(async (client) => {
-      const due = await client.query<{ id: string; taken: boolean; rate_limit: number | null }>(
+    return this.transaction(async (tx) => {
+      const due = await tx.query<{ id: string; taken: boolean; rate_limit: number | null }>(
         q('guard_lock_due_endpoints', SQL_LOCK_DUE_ENDPOINTS, [nowIso, limit, now.getTime()]),
       );
       // An endpoint another replica was claiming from just now may still have work after its
@@ -368,7 +371,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
       const limited = new Map(taken.filter((r) => r.rate_limit !== null).map((r) => [r.id, r.rate_limit as number]));
       const tats = new Map<string, number>();
       if (limited.size > 0) {
-        const found = await client.query<{ endpoint_id: string; tat_ms: number }>(
+        const found = await tx.query<{ endpoint_id: string; tat_ms: number }>(
           q('guard_rates', SQL_RATES, [[...limited.keys()]]),
         );
         for (const r of found.rows) tats.set(r.endpoint_id, Number(r.tat_ms));
@@ -377,7 +380,9 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         const rate = limited.get(id);
         return rate === undefined ? perEndpoint : Math.min(perEndpoint, allowance(rate, tats.get(id) ?? 0, nowMs));
       });
-      const { rows } = await client.query<ClaimRow>(
+      // Without rate limits to save, the claim's statement goes out with the commit.
+      const claim = limited.size > 0 ? tx.query.bind(tx) : tx.queryAndCommit.bind(tx);
+      const { rows } = await claim<ClaimRow>(
         q('guard_claim', SQL_CLAIM, [
           ids,
           ids.map((id) => busy.get(id) ?? 0),
@@ -389,14 +394,14 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
           allow,
         ]),
       );
-      if (limited.size > 0) await this.saveRates(client, limited, tats, rows, nowMs, allow, ids);
+      if (limited.size > 0) await this.saveRates(tx, limited, tats, rows, nowMs, allow, ids);
       // Claims of one endpoint share one endpoint object (the worker caches by it).
       const endpoints = new Map<string, DeliveryEndpointRow | undefined>();
       return rows.map(({ signal, endpoint, claim_turn: _turn, claim_due: _due, ...delivery }) => {
         if (!endpoints.has(delivery.endpoint_id)) endpoints.set(delivery.endpoint_id, endpoint ?? undefined);
         return { delivery, signal: signal ?? undefined, endpoint: endpoints.get(delivery.endpoint_id) };
       });
-    }, false);
+    });
   }
 
   /**
@@ -404,7 +409,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
    * when the first of those held back may go.
    */
   private async saveRates(
-    client: pg.PoolClient,
+    tx: Transaction,
     limited: Map<string, number>,
     tats: Map<string, number>,
     rows: readonly { endpoint_id: string }[],
@@ -426,7 +431,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
       // claim leaves it out, so look again then.
       if (n > 0 || n >= allow[ids.indexOf(id)]) this.rateWake.at(nextAllowedMs(rate, tat), nowMs);
     }
-    if (save.id.length > 0) await client.query(q('guard_save_rates', SQL_SAVE_RATES, [save.id, save.tat]));
+    if (save.id.length > 0) await tx.query(q('guard_save_rates', SQL_SAVE_RATES, [save.id, save.tat]));
   }
 
   async releaseAllLeases(): Promise<number> {
@@ -438,9 +443,9 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
 
   async recordOutcomes(outcomes: readonly AttemptOutcome[], policy: OutcomePolicy): Promise<RecordedOutcomes> {
     if (outcomes.length === 0) return { decisions: [], disabled: new Map() };
-    return this.transaction(async (client) => {
+    return this.transaction(async (tx) => {
       const endpointIds = [...new Set(outcomes.map((o) => o.delivery.endpoint_id))].sort();
-      const found = await client.query<{
+      const found = await tx.query<{
         id: string;
         enabled: number | null;
         failing_since: string | null;
@@ -513,7 +518,9 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         }
       }
       if (d.id.length > 0) {
-        await client.query(
+        // With nothing to do after it (as a rule), the statement goes out with the commit.
+        const last = plan.disable.size === 0 && plan.announcements.length === 0;
+        await (last ? tx.queryAndCommit.bind(tx) : tx.query.bind(tx))(
           q('guard_write_outcomes', SQL_WRITE_OUTCOMES, [
             d.id,
             d.kind,
@@ -543,23 +550,23 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         );
       }
       for (const [endpointId, { reason, at }] of plan.disable) {
-        await client.query(q('guard_disable_endpoint', SQL_DISABLE_ENDPOINT, [endpointId, reason, at]));
-        await client.query(q('guard_fail_pending', SQL_FAIL_PENDING, [endpointId, at]));
+        await tx.query(q('guard_disable_endpoint', SQL_DISABLE_ENDPOINT, [endpointId, reason, at]));
+        await tx.query(q('guard_fail_pending', SQL_FAIL_PENDING, [endpointId, at]));
       }
       // Announced after the disabling, so a disabled endpoint is not among the receivers.
       for (const an of plan.announcements) {
-        const e = (await client.query<EventEndpoint>(q('guard_event_endpoint', SQL_EVENT_ENDPOINT, [an.endpointId])))
+        const e = (await tx.query<EventEndpoint>(q('guard_event_endpoint', SQL_EVENT_ENDPOINT, [an.endpointId])))
           .rows[0];
         if (!e) continue;
         const { events, audit } = announce(e, an);
         if (events.length > 0)
           await insertBatch(
-            client,
+            tx,
             events.map((signal) => ({ signal, excludeEndpointId: e.id })),
             this.holder,
           );
         for (const row of audit)
-          await client.query(
+          await tx.query(
             q('guard_audit', SQL_AUDIT, [
               row.id,
               row.at,
@@ -572,7 +579,7 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
           );
       }
       return recordedOf(plan);
-    }, false);
+    });
   }
 
   /**
@@ -626,12 +633,45 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
   }
 }
 
-/** One group commit: signals, then all their deliveries; entries with a duplicate id fail alone. */
-async function insertBatch(
-  client: pg.PoolClient,
-  entries: readonly OutboxEntry[],
-  holder: string,
-): Promise<EnqueueResult[]> {
+/**
+ * A transaction on a pipelining connection: `begin` is sent at once and answered with the first
+ * statement; `queryAndCommit` sends a statement and the commit together. A statement that fails
+ * turns that commit into a rollback (PostgreSQL's answer to COMMIT in a failed transaction).
+ */
+class Transaction {
+  private readonly client: pg.PoolClient;
+  private readonly begun: Promise<unknown>;
+  committed = false;
+
+  constructor(client: pg.PoolClient) {
+    this.client = client;
+    this.begun = client.query('begin; set local synchronous_commit = off');
+    // Its failure is the first statement's to report (or the rollback's, if none runs).
+    this.begun.catch(() => {});
+  }
+
+  async query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+    const [, result] = await Promise.all([this.begun, this.client.query<R>(config)]);
+    return result;
+  }
+
+  async commit(): Promise<void> {
+    await Promise.all([this.begun, this.client.query('commit')]);
+    this.committed = true;
+  }
+
+  async queryAndCommit<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> {
+    const [, result] = await Promise.all([this.begun, this.client.query<R>(config), this.client.query('commit')]);
+    this.committed = true;
+    return result;
+  }
+}
+
+/** What a statement runs on: the pool (the outbox's statement commits on its own), or a transaction. */
+type Queryable = { query<R extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<R>> };
+
+/** One group commit (SQL_ENQUEUE); entries with a duplicate id fail alone. */
+async function insertBatch(db: Queryable, entries: readonly OutboxEntry[], holder: string): Promise<EnqueueResult[]> {
   // An id twice in one batch: the first is written, the later ones fail as duplicates. An
   // agent's idempotency key twice: the later ones answer with the first.
   const first = new Map<string, number>();
@@ -653,8 +693,8 @@ async function insertBatch(
     sent.push(e);
   }
   const col = <K extends keyof SignalTable>(k: K) => sent.map((e) => e.signal[k]);
-  const { rows } = await client.query<{ signal_id: string; endpoint_id: string | null }>(
-    q('guard_insert_signals', SQL_INSERT_SIGNALS, [
+  const { rows } = await db.query<{ signal_id: string; delivery_id: string | null }>(
+    q('guard_enqueue', SQL_ENQUEUE, [
       col('id'),
       col('tenant_id'),
       col('agent_id'),
@@ -676,20 +716,23 @@ async function insertBatch(
       sent.map((e) => eventBitOf(e.signal)),
       sent.map((e) => e.signal.traceparent ?? null),
       sent.map((e) => e.signal.idempotency_key ?? null),
+      // Ids are time-ordered by the signal's receipt: partitions and retention go by id.
+      sent.map((e) => timeOrderedUuid(Date.parse(e.signal.received_at))),
+      holder,
     ]),
   );
   const bySignal = new Map<string, string[]>();
   for (const r of rows) {
     const list = bySignal.get(r.signal_id) ?? [];
     bySignal.set(r.signal_id, list);
-    if (r.endpoint_id !== null) list.push(r.endpoint_id);
+    if (r.delivery_id !== null) list.push(r.delivery_id);
   }
   // Entries with a key that were not written: the key's signal (committed by another request,
   // perhaps on another replica, before this one or while this insert waited on it) answers.
   const existing = new Map<string, { signalId: string; deliveries: number }>();
   const unwritten = sent.filter((e) => !bySignal.has(e.signal.id) && idempotencyKeyOf(e.signal) !== undefined);
   if (unwritten.length > 0) {
-    const found = await client.query<{ id: string; agent_id: string; idempotency_key: string; deliveries: number }>(
+    const found = await db.query<{ id: string; agent_id: string; idempotency_key: string; deliveries: number }>(
       q('guard_signals_by_key', SQL_SIGNALS_BY_KEY, [
         unwritten.map((e) => e.signal.tenant_id),
         unwritten.map((e) => e.signal.agent_id),
@@ -699,41 +742,16 @@ async function insertBatch(
     for (const r of found.rows)
       existing.set(`${r.agent_id}\n${r.idempotency_key}`, { signalId: r.id, deliveries: Number(r.deliveries) });
   }
-  const d = {
-    id: [] as string[],
-    tenant: [] as string[],
-    signal: [] as string[],
-    endpoint: [] as string[],
-    at: [] as string[],
-  };
   const results: EnqueueResult[] = entries.map((e, i) => {
+    const deliveryIds = first.get(e.signal.id) === i ? bySignal.get(e.signal.id) : undefined;
+    if (deliveryIds) return { ok: true, deliveryIds };
+    if (sameKeyAs.has(i)) return { ok: true, deliveryIds: [] }; // answered below, like the earlier one
     const key = idempotencyKeyOf(e.signal);
-    const endpoints = first.get(e.signal.id) === i ? bySignal.get(e.signal.id) : undefined;
-    if (!endpoints) {
-      const earlier = sameKeyAs.get(i);
-      if (earlier !== undefined) return { ok: true, deliveryIds: [] }; // answered below, like the earlier one
-      const found = key === undefined ? undefined : existing.get(key);
-      if (found) return { ok: true, deliveryIds: [], existing: found };
-      return { ok: false, error: duplicateSignal(e.signal.id) };
-    }
-    // Ids are time-ordered by the signal's receipt: partitions and retention go by id.
-    const receivedMs = Date.parse(e.signal.received_at);
-    const deliveryIds = endpoints.map((endpointId) => {
-      const id = timeOrderedUuid(receivedMs);
-      d.id.push(id);
-      d.tenant.push(e.signal.tenant_id);
-      d.signal.push(e.signal.id);
-      d.endpoint.push(endpointId);
-      d.at.push(e.signal.received_at);
-      return id;
-    });
-    return { ok: true, deliveryIds };
+    const found = key === undefined ? undefined : existing.get(key);
+    if (found) return { ok: true, deliveryIds: [], existing: found };
+    return { ok: false, error: duplicateSignal(e.signal.id) };
   });
   for (const [i, earlier] of sameKeyAs) results[i] = answerLikeEarlier(results[earlier], entries[earlier].signal.id);
-  if (d.id.length > 0)
-    await client.query(
-      q('guard_insert_deliveries', SQL_INSERT_DELIVERIES, [d.id, d.tenant, d.signal, d.endpoint, d.at, holder]),
-    );
   return results;
 }
 

@@ -8,9 +8,10 @@
 
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import type pg from 'pg';
 import { testSignal } from '../../test/signals.ts';
 import { openTestDatabase, TEST_ENGINE, type TestDatabase } from '../../test/test-database.ts';
-import type { Db, SignalTable } from '../db/index.ts';
+import { type Db, pgHotPool, pgPool, type SignalTable } from '../db/index.ts';
 import { timeOrderedId } from '../kernel/ids.ts';
 import type { ClaimedDelivery, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
 import { createDeliveryQueue } from './delivery-queue-engine.ts';
@@ -142,6 +143,13 @@ for (const engine of ENGINES) {
             [b.id, 'e4', 'pending', 0, b.received_at, null],
           ],
         );
+        // Each delivery id: a UUIDv7 of its signal's receipt (partitions and retention go by id), one per row.
+        const ids = results.flatMap((r) => (r.ok ? r.deliveryIds : []));
+        assert.deepEqual([...ids].sort(), rows.map((r) => r.id).sort());
+        for (const id of ids) {
+          assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+          assert.equal(Number.parseInt(id.replace('-', '').slice(0, 12), 16), T0.getTime());
+        }
       });
 
       it('refuses an entry that fails alone, and keeps the others of the same call', async () => {
@@ -700,6 +708,14 @@ for (const engine of ENGINES) {
         );
       });
     });
+
+    if (engine.shared)
+      it('runs on a pool of its own whose planner only looks rows up by index; the rest keep its defaults', async () => {
+        const setting = async (pool: pg.Pool) =>
+          (await pool.query<{ enable_hashjoin: string }>('show enable_hashjoin')).rows[0].enable_hashjoin;
+        assert.equal(await setting(pgHotPool(db)), 'off');
+        assert.equal(await setting(pgPool(db)), 'on');
+      });
 
     if (engine.shared)
       describe('shared by replicas', () => {
