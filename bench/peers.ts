@@ -273,6 +273,8 @@ interface Throughput {
   ingestPerS: number;
   /** PostgreSQL statements per delivery (its database's, each one a round trip); NaN without PostgreSQL. */
   statements: number;
+  /** Of cpuUs, the PostgreSQL cluster's processes'; NaN without PostgreSQL. */
+  dbCpuUs: number;
 }
 
 const waitMs = (n: number) => 60_000 + n * 10;
@@ -285,6 +287,8 @@ async function throughput(sys: Running, shared: Shared, n: number, batched?: { r
   const countStatements = () =>
     sys.database && shared.statements ? shared.statements(sys.database) : Promise.resolve(Number.NaN);
   const statements0 = await countStatements();
+  const dbCpuMs = () => (sys.database && shared.cluster ? treeCpuMs(shared.cluster.pids().slice(0, 1)) : Number.NaN);
+  const db0 = dbCpuMs();
   const cpu0 = sys.cpuMs();
   const t0 = usNow();
   let refused = 0;
@@ -303,11 +307,13 @@ async function throughput(sys: Running, shared: Shared, n: number, batched?: { r
   const ingestUs = usNow() - t0;
   const w = await receiver.waitFor(n - refused, waitMs(n));
   const cpu = sys.cpuMs() - cpu0;
+  const db = dbCpuMs() - db0;
   const statements = ((await countStatements()) - statements0) / Math.max(1, w.distinct);
   return {
     statements,
     perS: w.distinct / ((w.lastUs - t0) / 1e6),
     cpuUs: (cpu * 1000) / Math.max(1, w.distinct),
+    dbCpuUs: (db * 1000) / Math.max(1, w.distinct),
     load,
     refused,
     missing: n - refused - w.distinct,
@@ -518,14 +524,14 @@ async function main(): Promise<void> {
           await throughput(sys, shared, WARM_UP);
           const a = await throughput(sys, shared, n);
           console.log(
-            `  deliveries/s ${fmt(a.perS)}, CPU ${fmt(a.perS > 0 ? a.cpuUs : Number.NaN)} µs per delivery (load ${a.load}); ` +
+            `  deliveries/s ${fmt(a.perS)}, CPU ${fmt(a.perS > 0 ? a.cpuUs : Number.NaN)} µs per delivery${dbShare(a)} (load ${a.load}); ` +
               `ingest answered ${fmt(a.ingestPerS)}/s; mean body ${fmt(a.meanBytes)} bytes${statementsOf(a)}${failures(a)}`,
           );
           let f: Throughput | undefined;
           if (sys.postBatch) {
             f = await throughput(sys, shared, n, { run: String(run) });
             console.log(
-              `  batched ingest: deliveries/s ${fmt(f.perS)}, CPU ${fmt(f.cpuUs)} µs (load ${f.load})${statementsOf(f)}${failures(f)}`,
+              `  batched ingest: deliveries/s ${fmt(f.perS)}, CPU ${fmt(f.cpuUs)} µs${dbShare(f)} (load ${f.load})${statementsOf(f)}${failures(f)}`,
             );
           }
           const b = await latency(sys, receiver, rate, seconds);
@@ -648,6 +654,11 @@ function latencyLine(b: Latency): string {
     `(achieved ${fmt(b.achieved, 1)}/s): p50 ${fmt(b.p50, 1)} ms, p99 ${fmt(b.p99, 1)} ms, ` +
     `max ${fmt(b.max, 1)} ms; POST answered p50 ${fmt(b.answerP50, 1)} ms, p99 ${fmt(b.answerP99, 1)} ms (load ${b.load})${b.refused || b.missing ? ` — ${b.refused} refused, ${b.missing} never delivered` : ''}`
   );
+}
+
+/** ", of which PostgreSQL's N" (its cluster's processes), for the systems on PostgreSQL. */
+function dbShare(t: Throughput): string {
+  return Number.isNaN(t.dbCpuUs) ? '' : `, of which PostgreSQL's ${fmt(t.dbCpuUs)}`;
 }
 
 function statementsOf(t: Throughput): string {
