@@ -68,7 +68,7 @@ const CLAIM_LOCK_CLASS = 0x6763; // "gc"
  * and delivery (a signal without any: one row, delivery_id null); the NOTIFY goes out at the
  * commit if any delivery was written.
  */
-const SQL_ENQUEUE = `
+export const SQL_ENQUEUE = `
   with input as materialized (
     select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::int[],
       $8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::int[], $15::text[],
@@ -93,11 +93,15 @@ const SQL_ENQUEUE = `
       i.tenant_id, i.id, e.id, 'pending', 0, i.received_at, i.received_at
     from inserted s
     join input i on i.id = s.id
-    join webhook_endpoints e on e.tenant_id = i.tenant_id and e.enabled = 1
-      and (case when i.only_endpoint is not null then e.id = i.only_endpoint
-        else (e.event_mask & i.event_bit) <> 0 and e.id is distinct from i.exclude_endpoint
-          and (i.event_bit <> ${EVENT_BITS.signal_created} or (e.min_severity <= i.severity
-            and (e.signal_types is null or e.signal_types::jsonb ? i.signal_type))) end)
+    -- Lateral, and kept a subquery (offset 0): each signal's tenant's endpoints by index. As a
+    -- join, a plan made on empty tables read every endpoint, then matched the signals to them.
+    cross join lateral (select e.id from webhook_endpoints e
+      where e.tenant_id = i.tenant_id and e.enabled = 1
+        and (case when i.only_endpoint is not null then e.id = i.only_endpoint
+          else (e.event_mask & i.event_bit) <> 0 and e.id is distinct from i.exclude_endpoint
+            and (i.event_bit <> ${EVENT_BITS.signal_created} or (e.min_severity <= i.severity
+              and (e.signal_types is null or e.signal_types::jsonb ? i.signal_type))) end)
+      offset 0) e
     returning id, signal_id, endpoint_id
   )
   select s.id as signal_id, d.id as delivery_id,

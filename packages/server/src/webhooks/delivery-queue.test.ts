@@ -15,6 +15,7 @@ import { type Db, pgHotPool, pgPool, type SignalTable } from '../db/index.ts';
 import { timeOrderedId } from '../kernel/ids.ts';
 import type { ClaimedDelivery, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
 import { createDeliveryQueue } from './delivery-queue-engine.ts';
+import { SQL_ENQUEUE } from './delivery-queue-postgres.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
 import { NEW_ENDPOINT_DEFAULTS } from './subscriptions.ts';
 
@@ -715,6 +716,31 @@ for (const engine of ENGINES) {
           (await pool.query<{ enable_hashjoin: string }>('show enable_hashjoin')).rows[0].enable_hashjoin;
         assert.equal(await setting(pgHotPool(db)), 'off');
         assert.equal(await setting(pgPool(db)), 'on');
+      });
+
+    if (engine.shared)
+      it("finds each signal's endpoints by its tenant, in the plan made once on empty tables", async () => {
+        const client = await pgHotPool(db).connect();
+        try {
+          await client.query(`prepare probe as ${SQL_ENQUEUE}`);
+          const nulls = Array.from({ length: 23 }, () => 'null').join(', ');
+          const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(
+            `explain (format json) execute probe(${nulls})`,
+          );
+          const scans: { 'Relation Name'?: string; 'Index Cond'?: string; 'Node Type': string }[] = [];
+          const walk = (node: Record<string, unknown>) => {
+            scans.push(node as (typeof scans)[number]);
+            for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+          };
+          walk((rows[0]['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0].Plan);
+          const endpoints = scans.filter((n) => n['Relation Name'] === 'webhook_endpoints');
+          assert.ok(endpoints.length > 0);
+          for (const n of endpoints)
+            assert.match(n['Index Cond'] ?? '', /\(tenant_id = i(_\d+)?\.tenant_id\)/, JSON.stringify(n));
+        } finally {
+          await client.query('deallocate probe').catch(() => {});
+          client.release();
+        }
       });
 
     if (engine.shared)
