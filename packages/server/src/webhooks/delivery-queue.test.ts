@@ -439,6 +439,37 @@ for (const engine of ENGINES) {
         assert.deepEqual(await claim(at(5000)).then((c) => c.map((x) => x.delivery.id)), [claimed[1].delivery.id]);
       });
 
+      if (engine.shared)
+        it('a batch whose statement fails writes nothing of it (the commit sent behind it rolls back); the next one is written', async () => {
+          await enqueue(signal('t1'), 'e1');
+          await enqueue(signal('t1'), 'e1');
+          const claimed = await claim(T0);
+          // NaN is no integer: PostgreSQL refuses the second attempt's duration, and so the statement.
+          const bad = claimed.map((c, i) => ({ ...outcomeOf(c.delivery), durationMs: i === 1 ? Number.NaN : 7 }));
+          await assert.rejects(
+            queue.recordOutcomes(bad, (o) => retry(o, at(5000))),
+            /integer/,
+          );
+          assert.deepEqual(
+            (await deliveries()).map((r) => [r.state, r.attempts]),
+            [
+              ['delivering', 0],
+              ['delivering', 0],
+            ],
+          );
+          assert.equal((await db.selectFrom('webhook_attempts').selectAll().execute()).length, 0);
+          const good = claimed.map((c) => outcomeOf(c.delivery));
+          await queue.recordOutcomes(good, (o) => retry(o, at(5000)));
+          assert.deepEqual(
+            (await deliveries()).map((r) => [r.state, r.attempts]),
+            [
+              ['pending', 1],
+              ['pending', 1],
+            ],
+          );
+          assert.equal((await db.selectFrom('webhook_attempts').selectAll().execute()).length, 2);
+        });
+
       it('gives the policy each endpoint’s health as the batch has changed it so far', async () => {
         for (let i = 0; i < 3; i++) await enqueue(signal('t1', at(-i)), 'e1');
         await enqueue(signal('t2', at(1)));
