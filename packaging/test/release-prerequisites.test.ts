@@ -10,8 +10,12 @@ import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { AGENT_SEA } from '../build/agent-sea.ts';
+import { imagePath } from '../build/image.ts';
+import { listenTarball } from '../build/listen-package.ts';
 import { DIST, PACKAGING, ROOT } from '../build/paths.ts';
 import { describeMissing, missingPrerequisites, onPath, PREREQUISITES } from '../build/prerequisites.ts';
+import { webhooksTarball } from '../build/webhooks-package.ts';
 
 let tmp: string;
 before(async () => {
@@ -21,6 +25,20 @@ after(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
+/**
+ * What the package tests build into dist/ for themselves (artefacts.ts), and the builds'
+ * bookkeeping: other test files build them while this one runs (the suite runs two at once),
+ * so they are left out of the snapshot. What only a release writes stays in it: the release
+ * .debs, the exec probe, the SBOMs, SHA256SUMS.
+ */
+const BUILT_BY_TESTS = new Set([
+  ...['.test', '.stamps', '.build'].map((d) => join(DIST, d)),
+  AGENT_SEA,
+  imagePath(),
+  listenTarball(),
+  webhooksTarball(),
+]);
+
 /** Names and modification times of everything under dist/ (but the tests' own builds). */
 function distSnapshot(): string[] {
   if (!existsSync(DIST)) return [];
@@ -28,7 +46,7 @@ function distSnapshot(): string[] {
   const walk = (dir: string) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const p = join(dir, e.name);
-      if (p === join(DIST, '.test')) continue;
+      if (BUILT_BY_TESTS.has(p)) continue;
       if (e.isDirectory()) walk(p);
       else out.push(`${p} ${statSync(p).mtimeMs}`);
     }

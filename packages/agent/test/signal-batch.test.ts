@@ -124,6 +124,7 @@ it('signals that waited while the service was away go in one batch, all stored, 
     assert.equal(stored.length, 12);
   } finally {
     t.stop.abort();
+    await t.d.stopped(); // its loops end and its store closes before the directory goes (after())
   }
 });
 
@@ -142,6 +143,7 @@ it('a service that takes no batch gets the same signals one at a time, none lost
     assert.equal(stored.length, 5);
   } finally {
     t.stop.abort();
+    await t.d.stopped(); // its loops end and its store closes before the directory goes (after())
   }
 });
 
