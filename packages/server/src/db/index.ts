@@ -116,11 +116,15 @@ export function writeTransaction<T>(db: Db, fn: (sql: Statements) => T): Promise
   });
 }
 
-/** The `pg` pool behind a PostgreSQL database, for its hot paths (prepared SQL, no query building). */
-export function pgPool(db: Db): pg.Pool {
+function pgEntry(db: Db, what: string) {
   const entry = poolOf.get(db);
-  if (!entry) throw new Error('pgPool needs a PostgreSQL database opened by openDatabase');
-  return entry.pool;
+  if (!entry) throw new Error(`${what} needs a PostgreSQL database opened by openDatabase`);
+  return entry;
+}
+
+/** The `pg` pool behind Kysely on a PostgreSQL database, for prepared SQL outside the delivery queue (agent keys). */
+export function pgPool(db: Db): pg.Pool {
+  return pgEntry(db, 'pgPool').pool;
 }
 
 /**
@@ -128,16 +132,12 @@ export function pgPool(db: Db): pg.Pool {
  * hashes, merges or scans a table whole (postgres.ts, HOT_PATH_PLANNER).
  */
 export function pgHotPool(db: Db): pg.Pool {
-  const entry = poolOf.get(db);
-  if (!entry) throw new Error('pgHotPool needs a PostgreSQL database opened by openDatabase');
-  return entry.hot;
+  return pgEntry(db, 'pgHotPool').hot;
 }
 
 /** A connection outside the pool, for LISTEN; the caller ends it. */
 export function pgListenClient(db: Db): pg.Client {
-  const entry = poolOf.get(db);
-  if (!entry) throw new Error('pgListenClient needs a PostgreSQL database opened by openDatabase');
-  return createClient(entry.target);
+  return createClient(pgEntry(db, 'pgListenClient').target);
 }
 
 /**

@@ -105,7 +105,8 @@ export const SQL_ENQUEUE = `
     returning id, signal_id, endpoint_id
   )
   select s.id as signal_id, d.id as delivery_id,
-    (select pg_notify('${WORK_CHANNEL}', $23) from deliveries limit 1) is not null as notified
+    -- Read by nobody: evaluated once, it queues the NOTIFY (sent at the commit) if a delivery was written.
+    (select pg_notify('${WORK_CHANNEL}', $23) from deliveries limit 1) as notify
   from inserted s left join deliveries d on d.signal_id = s.id
   order by s.id, d.endpoint_id`;
 
