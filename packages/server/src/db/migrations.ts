@@ -45,6 +45,7 @@ import { analyzerRules } from './migrations/0020-analyzer-rules.ts';
 import { bundleBatches } from './migrations/0021-bundle-batches.ts';
 import { collectionSchedules } from './migrations/0022-collection-schedules.ts';
 import { dropRedundantDeliveryIndex } from './migrations/0023-drop-redundant-delivery-index.ts';
+import { dropUnusedLeaseIndexPostgres } from './migrations/0024-drop-unused-lease-index-postgres.ts';
 
 /** Every migration by the name databases record it under, in order. */
 const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Migration])[] = [
@@ -71,6 +72,7 @@ const MIGRATIONS: readonly (readonly [name: string, make: (engine: Engine) => Mi
   ['0021_bundle_batches', bundleBatches],
   ['0022_collection_schedules', collectionSchedules],
   ['0023_drop_redundant_delivery_index', dropRedundantDeliveryIndex],
+  ['0024_drop_unused_lease_index_postgres', dropUnusedLeaseIndexPostgres],
 ];
 
 function migrations(engine: Engine): Record<string, Migration> {
