@@ -193,13 +193,15 @@ const SQL_CLAIM = `
   )
   select l.*,
     (select row_to_json(s) from signals s where s.id = l.signal_id) as signal,
-    (select json_build_object('id', e.id, 'updated_at', e.updated_at, 'url', e.url, 'enabled', e.enabled,
+    -- Once per endpoint, on its first turn (which every endpoint with a claimed row has): the
+    -- rows of one endpoint share one object (claim, below).
+    case when l.claim_turn = 1 then (select json_build_object('id', e.id, 'updated_at', e.updated_at, 'url', e.url, 'enabled', e.enabled,
         'secret_sealed', e.secret_sealed, 'headers', e.headers, 'previous_secret_sealed', e.previous_secret_sealed,
         'previous_secret_expires_at', e.previous_secret_expires_at,
         'rotation_proof_signal_id', e.rotation_proof_signal_id, 'tls_client_certificate', e.tls_client_certificate,
         'tls_client_key_sealed', e.tls_client_key_sealed, 'tls_ca_certificates', e.tls_ca_certificates,
         'auth_sealed', e.auth_sealed)
-      from webhook_endpoints e where e.id = l.endpoint_id) as endpoint
+      from webhook_endpoints e where e.id = l.endpoint_id) end as endpoint
   from leased l
   order by l.claim_turn, l.claim_due, l.id`;
 
@@ -400,7 +402,8 @@ export class PostgresDeliveryQueue implements DeliveryQueue {
         ]),
       );
       if (limited.size > 0) await this.saveRates(tx, limited, tats, rows, nowMs, allow, ids);
-      // Claims of one endpoint share one endpoint object (the worker caches by it).
+      // Claims of one endpoint share one endpoint object (the worker caches by it), which only
+      // the endpoint's first row, its first turn, carries; the rows come in turn order.
       const endpoints = new Map<string, DeliveryEndpointRow | undefined>();
       return rows.map(({ signal, endpoint, claim_turn: _turn, claim_due: _due, ...delivery }) => {
         if (!endpoints.has(delivery.endpoint_id)) endpoints.set(delivery.endpoint_id, endpoint ?? undefined);

@@ -314,6 +314,8 @@ for (const engine of ENGINES) {
           ['e1', 'e2', 'e1'],
           'each endpoint’s oldest first, then the second oldest',
         );
+        for (const c of claimed) assert.equal(c.endpoint?.id, c.delivery.endpoint_id, 'every row has its own endpoint');
+        assert.equal(claimed[0].endpoint, claimed[2].endpoint, 'rows of one endpoint share its object');
       });
 
       it('takes back a delivery whose lease expired (a crashed attempt), with the same id', async () => {
