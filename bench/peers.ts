@@ -10,6 +10,8 @@
 //                   same envelope, signs it with the same HMAC and POSTs it with undici, retried
 //                   by the library; graphile-worker and pg-boss on the same PostgreSQL cluster,
 //                   BullMQ on Debian's redis-server (bench/peers/redis.ts, fetched, not installed);
+//   memory          the same ingest and worker as the peers on an array in the process (no
+//                   library, nothing stored): the floor of any Node sender with an HTTP ingest;
 //   raw             undici signed POSTs straight to the receiver (no queue, no persistence).
 //
 // Per system and run: (a) deliveries/s: N signals POSTed to the system's ingest as fast as it
@@ -65,7 +67,7 @@ const BATCH = 100;
 const BATCHES_IN_FLIGHT = 4;
 const WARM_UP = 500;
 
-const SYSTEMS = ['guard-sqlite', 'guard-postgres', 'graphile-worker', 'pg-boss', 'bullmq', 'raw'] as const;
+const SYSTEMS = ['guard-sqlite', 'guard-postgres', 'graphile-worker', 'pg-boss', 'bullmq', 'memory', 'raw'] as const;
 type SystemName = (typeof SYSTEMS)[number];
 const LABEL: Record<SystemName, string> = {
   'guard-sqlite': 'Guard on SQLite',
@@ -73,6 +75,7 @@ const LABEL: Record<SystemName, string> = {
   'graphile-worker': 'graphile-worker (tuned)',
   'pg-boss': 'pg-boss (tuned)',
   bullmq: 'BullMQ on Redis (defaults)',
+  memory: 'in-memory queue (stores nothing)',
   raw: 'raw undici signed-POST loop',
 };
 
@@ -147,7 +150,7 @@ async function startGuardSystem(s: Shared, name: SystemName, run: number): Promi
 }
 
 async function startPeerSystem(s: Shared, name: PeerSystem, run: number): Promise<Running> {
-  const cluster = name === 'bullmq' ? undefined : s.cluster;
+  const cluster = name === 'bullmq' || name === 'memory' ? undefined : s.cluster;
   const databaseUrl = cluster ? await cluster.createDatabase(name.replace(/\W/g, '_')) : undefined;
   let redis: RedisProcess | undefined;
   if (name === 'bullmq') {
@@ -501,11 +504,14 @@ async function main(): Promise<void> {
         console.log(`BullMQ left out: ${skipped.get('bullmq')}`);
       }
     }
-    if (selected.some((x) => x === 'graphile-worker' || x === 'pg-boss' || x === 'bullmq')) {
-      if (!existsSync(join(ROOT, 'bench', 'peers', 'node_modules')))
-        throw new Error('the peers are not installed: npm ci --prefix bench/peers (npm run bench:peers does it)');
+    if (
+      selected.some((x) => x === 'graphile-worker' || x === 'pg-boss' || x === 'bullmq') &&
+      !existsSync(join(ROOT, 'bench', 'peers', 'node_modules'))
+    )
+      throw new Error('the peers are not installed: npm ci --prefix bench/peers (npm run bench:peers does it)');
+    if (selected.some((x) => x === 'graphile-worker' || x === 'pg-boss' || x === 'bullmq' || x === 'memory')) {
       console.log('tuning:');
-      for (const p of ['graphile-worker', 'pg-boss', 'bullmq'] as const)
+      for (const p of ['graphile-worker', 'pg-boss', 'bullmq', 'memory'] as const)
         if (selected.includes(p)) console.log(`  ${p}: ${peerTuning(p, IN_FLIGHT)}`);
       console.log(
         `  Guard: its defaults (per-endpoint concurrency ${IN_FLIGHT}); batched ingest: arrays of ${BATCH}, ${BATCHES_IN_FLIGHT} in flight`,

@@ -13,6 +13,8 @@
 //     non-2xx answer or a network error throws, and the library retries per its own retry
 //     mechanism (5 attempts in all, exponential backoff from 1 s where the library has it).
 //   - GET /stats: counters (accepted, refused, attempts, failed attempts).
+// `memory` runs the same ingest and worker on an array in this process, with no library and no
+// store (inMemoryQueue): what is left of any such sender once its queue costs nothing.
 //
 // The libraries come from bench/peers/node_modules (bench/peers/package.json, bench-only),
 // loaded by name at run time so the project's typecheck needs none of them.
@@ -23,7 +25,7 @@ import type net from 'node:net';
 import { sign } from '@guard/webhooks';
 import { Pool } from 'undici';
 
-export type PeerSystem = 'graphile-worker' | 'pg-boss' | 'bullmq';
+export type PeerSystem = 'graphile-worker' | 'pg-boss' | 'bullmq' | 'memory';
 
 export interface PeerConfig {
   system: PeerSystem;
@@ -56,6 +58,8 @@ export function peerTuning(system: PeerSystem, concurrency: number): string {
       );
     case 'bullmq':
       return `Worker concurrency ${concurrency}, defaults otherwise (ioredis); attempts 5, exponential backoff from 1 s`;
+    case 'memory':
+      return `an array in the ingest's process, ${concurrency} in flight, attempts 5 with exponential backoff from 1 s; nothing stored`;
   }
 }
 
@@ -266,6 +270,7 @@ type Deliver = (d: JobData, deliveryId: string) => Promise<void>;
 /** Starts the library's worker; returns the ingest's enqueue. */
 async function startSystem(config: PeerConfig, deliver: Deliver): Promise<(d: JobData) => Promise<unknown>> {
   const c = config.concurrency;
+  if (config.system === 'memory') return inMemoryQueue(c, deliver);
   if (config.system === 'graphile-worker') {
     const { run } = await load('graphile-worker');
     const runner = await run({
@@ -330,6 +335,51 @@ async function startSystem(config: PeerConfig, deliver: Deliver): Promise<(d: Jo
   worker.on('error', (e: Error) => console.error(`bullmq worker: ${e.message}`));
   await worker.waitUntilReady();
   return (d) => queue.add('deliver', d, { attempts: 5, backoff: { type: 'exponential', delay: 1000 } });
+}
+
+/**
+ * No library and no store: jobs wait in an array of this process and are lost with it. What is
+ * left of any sender once its queue costs nothing: the floor of the HTTP ingest and the signed
+ * POST, in one Node process.
+ */
+function inMemoryQueue(concurrency: number, deliver: Deliver): (d: JobData) => Promise<void> {
+  interface Job {
+    data: JobData;
+    id: string;
+    attempt: number;
+  }
+  const waiting: Job[] = [];
+  let head = 0;
+  let inFlight = 0;
+  const pump = () => {
+    while (inFlight < concurrency && head < waiting.length) {
+      const job = waiting[head++];
+      if (head > 1024 && head * 2 > waiting.length) {
+        waiting.splice(0, head);
+        head = 0;
+      }
+      inFlight++;
+      deliver(job.data, job.id)
+        .catch(() => {
+          if (job.attempt < 5)
+            setTimeout(
+              () => {
+                waiting.push({ ...job, attempt: job.attempt + 1 });
+                pump();
+              },
+              1000 * 2 ** (job.attempt - 1),
+            );
+        })
+        .finally(() => {
+          inFlight--;
+          pump();
+        });
+    }
+  };
+  return async (data) => {
+    waiting.push({ data, id: randomUUID(), attempt: 1 });
+    pump();
+  };
 }
 
 /** graphile-worker's logger at warnings and errors only (its info lines are per job). */
