@@ -125,18 +125,37 @@ const SQL_SIGNALS_BY_KEY = `
 /**
  * Endpoints with due work (pending and due, or leased with the lease run out), oldest due
  * first, at most $2, each locked for this transaction if no other claim holds it (`taken`).
+ * Only endpoints with a pending or leased delivery are looked at, found by skipping through the
+ * two partial indexes one endpoint at a time (a recursive CTE: one index descent per such
+ * endpoint), never every endpoint of every tenant: a claim's cost follows the endpoints with
+ * work, not the number configured.
  * Left out: endpoints their rate limit holds back now (GCRA allows one iff the bucket's `tat`
  * ≤ now + (burst − 1) × interval, $3 = now in Unix ms; rate-limit.ts), so that throttled endpoints
  * with old backlogs never take the places of others whose deliveries wait.
  */
-const SQL_LOCK_DUE_ENDPOINTS = `
-  with due as materialized (
+export const SQL_LOCK_DUE_ENDPOINTS = `
+  with recursive pending(id) as (
+    (select x.endpoint_id from webhook_deliveries x where x.state = 'pending' order by x.endpoint_id limit 1)
+    union all
+    select (select x.endpoint_id from webhook_deliveries x
+        where x.state = 'pending' and x.endpoint_id > p.id order by x.endpoint_id limit 1)
+    from pending p where p.id is not null
+  ),
+  leased(id) as (
+    (select x.endpoint_id from webhook_deliveries x where x.state = 'delivering' order by x.endpoint_id limit 1)
+    union all
+    select (select x.endpoint_id from webhook_deliveries x
+        where x.state = 'delivering' and x.endpoint_id > l.id order by x.endpoint_id limit 1)
+    from leased l where l.id is not null
+  ),
+  due as materialized (
     select e.id, least(
       (select min(x.next_attempt_at) from webhook_deliveries x
         where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= $1),
       (select min(x.lease_until) from webhook_deliveries x
         where x.endpoint_id = e.id and x.state = 'delivering' and x.lease_until < $1)) as oldest
-    from webhook_endpoints e
+    from (select id from pending union select id from leased) w
+    join webhook_endpoints e on e.id = w.id
   ),
   ordered as materialized (
     select d.id, d.oldest from due d join webhook_endpoints e on e.id = d.id

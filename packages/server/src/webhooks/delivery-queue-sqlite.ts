@@ -36,14 +36,24 @@ const RATE_ALLOWS_NOW = `(e.rate_limit is null or coalesce(
       <= ? + (max(1, cast(e.rate_limit / 10 as integer)) - 1) * 1000.0 / e.rate_limit + 1)`;
 /**
  * The endpoints with due deliveries (not held back by their rate limit), each with its oldest
- * due time: one seek per endpoint in the pending index.
+ * due time. Only endpoints with a pending delivery are looked at, found by skipping through the
+ * pending index one endpoint at a time (a recursive CTE), then one seek each for its oldest due
+ * one: a claim's cost follows the endpoints with work, not the number configured.
  */
-const SQL_DUE_ENDPOINTS = `
+export const SQL_DUE_ENDPOINTS = `
+  with recursive pending(id) as (
+    select (select x.endpoint_id from webhook_deliveries x where x.state = 'pending'
+      order by x.endpoint_id limit 1)
+    union all
+    select (select x.endpoint_id from webhook_deliveries x where x.state = 'pending' and x.endpoint_id > p.id
+      order by x.endpoint_id limit 1)
+    from pending p where p.id is not null
+  )
   select e.id, e.rate_limit, (
       select x.next_attempt_at from webhook_deliveries x
       where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= ?
       order by x.next_attempt_at limit 1) as oldest
-  from webhook_endpoints e
+  from pending w join webhook_endpoints e on e.id = w.id
   where oldest is not null and ${RATE_ALLOWS_NOW}`;
 /** One endpoint's oldest due deliveries. */
 const SQL_DUE_OF_ENDPOINT = `

@@ -11,13 +11,21 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type pg from 'pg';
 import { testSignal } from '../../test/signals.ts';
 import { openTestDatabase, TEST_ENGINE, type TestDatabase } from '../../test/test-database.ts';
-import { type Db, pgHotPool, pgPool, type SignalTable } from '../db/index.ts';
+import { type Db, pgHotPool, pgPool, type SignalTable, withStatements } from '../db/index.ts';
 import { timeOrderedId } from '../kernel/ids.ts';
 import type { ClaimedDelivery, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
 import { createDeliveryQueue } from './delivery-queue-engine.ts';
-import { SQL_ENQUEUE } from './delivery-queue-postgres.ts';
+import { SQL_ENQUEUE, SQL_LOCK_DUE_ENDPOINTS } from './delivery-queue-postgres.ts';
+import { SQL_DUE_ENDPOINTS } from './delivery-queue-sqlite.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
 import { NEW_ENDPOINT_DEFAULTS } from './subscriptions.ts';
+
+interface PlanNode {
+  'Relation Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  Plans?: PlanNode[];
+}
 
 interface Engine {
   name: string;
@@ -37,6 +45,21 @@ const at = (ms: number) => new Date(T0.getTime() + ms);
 const LEASE_MS = 60_000;
 
 const signal = (tenant: string, receivedAt = T0): SignalTable => testSignal(tenant, receivedAt, timeOrderedId('sig'));
+
+const endpoint = (id: string, tenant: string, enabled: number) => ({
+  id,
+  tenant_id: tenant,
+  name: id,
+  url: `https://${id}.example/hook`,
+  headers: '{}',
+  secret_sealed: `sealed-${id}`,
+  enabled,
+  disabled_reason: null,
+  failing_since: null,
+  ...NEW_ENDPOINT_DEFAULTS,
+  created_at: T0.toISOString(),
+  updated_at: T0.toISOString(),
+});
 
 /** A failed attempt, retried at `retryAt`; the stand-in for the policy's decisions. */
 function retry(o: AttemptOutcome, retryAt: Date): OutcomeDecision {
@@ -81,20 +104,6 @@ for (const engine of ENGINES) {
           { id: 't2', name: 'two', created_at: T0.toISOString() },
         ])
         .execute();
-      const endpoint = (id: string, tenant: string, enabled: number) => ({
-        id,
-        tenant_id: tenant,
-        name: id,
-        url: `https://${id}.example/hook`,
-        headers: '{}',
-        secret_sealed: `sealed-${id}`,
-        enabled,
-        disabled_reason: null,
-        failing_since: null,
-        ...NEW_ENDPOINT_DEFAULTS,
-        created_at: T0.toISOString(),
-        updated_at: T0.toISOString(),
-      });
       await db
         .insertInto('webhook_endpoints')
         .values([endpoint('e1', 't1', 1), endpoint('e2', 't1', 1), endpoint('e3', 't1', 0), endpoint('e4', 't2', 1)])
@@ -316,6 +325,51 @@ for (const engine of ENGINES) {
         );
         for (const c of claimed) assert.equal(c.endpoint?.id, c.delivery.endpoint_id, 'every row has its own endpoint');
         assert.equal(claimed[0].endpoint, claimed[2].endpoint, 'rows of one endpoint share its object');
+      });
+
+      it('looks only at the endpoints with work, however many are configured', async () => {
+        await db
+          .insertInto('webhook_endpoints')
+          .values(Array.from({ length: 200 }, (_, i) => endpoint(`idle${String(i).padStart(3, '0')}`, 't2', 1)))
+          .execute();
+        await enqueue(signal('t1'), 'e1');
+        const [leased] = await enqueue(signal('t1'), 'e2');
+        await db
+          .updateTable('webhook_deliveries')
+          .set({ state: 'delivering', lease_until: at(-1).toISOString() })
+          .where('id', '=', leased)
+          .execute();
+        if (engine.shared) {
+          // The plan made on empty tables, run: rows of webhook_endpoints read, in every scan of it.
+          const client = await pgHotPool(db).connect();
+          try {
+            await client.query(`prepare due_probe as ${SQL_LOCK_DUE_ENDPOINTS}`);
+            const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+              `explain (analyze, format json) execute due_probe('${T0.toISOString()}', 100, ${T0.getTime()})`,
+            );
+            let read = 0;
+            const walk = (n: PlanNode) => {
+              if (n['Relation Name'] === 'webhook_endpoints') read += n['Actual Rows'] * n['Actual Loops'];
+              for (const child of n.Plans ?? []) walk(child);
+            };
+            walk(rows[0]['QUERY PLAN'][0].Plan);
+            assert.ok(read < 20, `${read} endpoint rows read for 2 endpoints with work among 204`);
+          } finally {
+            await client.query('deallocate due_probe').catch(() => {});
+            client.release();
+          }
+        } else {
+          const plan = await withStatements(db, (sql) =>
+            sql.all<{ detail: string }>(`explain query plan ${SQL_DUE_ENDPOINTS}`, T0.toISOString(), T0.getTime()),
+          );
+          const details = plan.map((r) => r.detail);
+          assert.ok(!details.some((d) => /^SCAN e\b/.test(d)), details.join('\n'));
+          assert.ok(
+            details.some((d) => /^SEARCH e USING/.test(d)),
+            details.join('\n'),
+          );
+        }
+        assert.deepEqual(byEndpoint(await claim(T0)), ['e1', 'e2'], 'a pending one and a run-out lease');
       });
 
       it('takes back a delivery whose lease expired (a crashed attempt), with the same id', async () => {
