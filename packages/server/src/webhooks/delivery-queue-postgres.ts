@@ -126,40 +126,39 @@ const SQL_SIGNALS_BY_KEY = `
  * Endpoints with due work (pending and due, or leased with the lease run out), oldest due
  * first, at most $2, each locked for this transaction if no other claim holds it (`taken`).
  * Only endpoints with a pending or leased delivery are looked at, found by skipping through the
- * two partial indexes one endpoint at a time (a recursive CTE: one index descent per such
- * endpoint), never every endpoint of every tenant: a claim's cost follows the endpoints with
- * work, not the number configured.
+ * two partial indexes one endpoint at a time (recursive CTEs: one index descent per such
+ * endpoint, whose first entry is also its oldest, as each index is ordered by due time within
+ * an endpoint), never every endpoint of every tenant: a claim's cost follows the endpoints
+ * with work, not the number configured.
  * Left out: endpoints their rate limit holds back now (GCRA allows one iff the bucket's `tat`
  * ≤ now + (burst − 1) × interval, $3 = now in Unix ms; rate-limit.ts), so that throttled endpoints
  * with old backlogs never take the places of others whose deliveries wait.
  */
 export const SQL_LOCK_DUE_ENDPOINTS = `
-  with recursive pending(id) as (
-    (select x.endpoint_id from webhook_deliveries x where x.state = 'pending' order by x.endpoint_id limit 1)
+  with recursive pending(id, due) as (
+    (select x.endpoint_id, x.next_attempt_at from webhook_deliveries x
+      where x.state = 'pending' order by x.endpoint_id, x.next_attempt_at limit 1)
     union all
-    select (select x.endpoint_id from webhook_deliveries x
-        where x.state = 'pending' and x.endpoint_id > p.id order by x.endpoint_id limit 1)
-    from pending p where p.id is not null
+    select n.endpoint_id, n.next_attempt_at from pending p cross join lateral (
+      select x.endpoint_id, x.next_attempt_at from webhook_deliveries x
+      where x.state = 'pending' and x.endpoint_id > p.id order by x.endpoint_id, x.next_attempt_at limit 1) n
   ),
-  leased(id) as (
-    (select x.endpoint_id from webhook_deliveries x where x.state = 'delivering' order by x.endpoint_id limit 1)
+  leased(id, due) as (
+    (select x.endpoint_id, x.lease_until from webhook_deliveries x
+      where x.state = 'delivering' order by x.endpoint_id, x.lease_until limit 1)
     union all
-    select (select x.endpoint_id from webhook_deliveries x
-        where x.state = 'delivering' and x.endpoint_id > l.id order by x.endpoint_id limit 1)
-    from leased l where l.id is not null
+    select n.endpoint_id, n.lease_until from leased l cross join lateral (
+      select x.endpoint_id, x.lease_until from webhook_deliveries x
+      where x.state = 'delivering' and x.endpoint_id > l.id order by x.endpoint_id, x.lease_until limit 1) n
   ),
   due as materialized (
-    select e.id, least(
-      (select min(x.next_attempt_at) from webhook_deliveries x
-        where x.endpoint_id = e.id and x.state = 'pending' and x.next_attempt_at <= $1),
-      (select min(x.lease_until) from webhook_deliveries x
-        where x.endpoint_id = e.id and x.state = 'delivering' and x.lease_until < $1)) as oldest
-    from (select id from pending union select id from leased) w
-    join webhook_endpoints e on e.id = w.id
+    select w.id, min(w.due) as oldest
+    from (select id, due from pending where due <= $1 union all select id, due from leased where due < $1) w
+    group by w.id
   ),
   ordered as materialized (
     select d.id, d.oldest from due d join webhook_endpoints e on e.id = d.id
-    where d.oldest is not null and (e.rate_limit is null or coalesce(
+    where (e.rate_limit is null or coalesce(
       (select r.tat_ms from webhook_endpoint_rates r where r.endpoint_id = e.id), 0)
       <= $3::bigint + (greatest(1, floor(e.rate_limit / 10)) - 1) * 1000.0 / e.rate_limit + 1)
     order by d.oldest)
