@@ -20,9 +20,8 @@ import pg from 'pg';
 import { type Db, openDatabase } from '../packages/server/src/db/index.ts';
 import { createDeliveryQueue } from '../packages/server/src/webhooks/delivery-queue-engine.ts';
 import { decideOutcome } from '../packages/server/src/webhooks/outcome-policy.ts';
-import { NEW_ENDPOINT_DEFAULTS } from '../packages/server/src/webhooks/subscriptions.ts';
 import { type PgCluster, startPgCluster } from '../packages/server/test/postgres-cluster.ts';
-import { testSignal } from '../packages/server/test/signals.ts';
+import { testEndpoint, testSignal } from '../packages/server/test/signals.ts';
 import { fmt, load1, table, treeCpuMs } from './lib-receiver.ts';
 
 const { values } = parseArgs({
@@ -44,20 +43,6 @@ if (![N, GROUP, IDLE].every((v) => Number.isInteger(v) && v >= 0) || GROUP < 1 |
 for (const e of ENGINES) if (e !== 'sqlite' && e !== 'postgres') throw new Error(`unknown --engine ${e}`);
 
 const T0 = new Date();
-const endpointRow = (id: string, tenant: string) => ({
-  id,
-  tenant_id: tenant,
-  name: id,
-  url: `https://${id}.example/hook`,
-  headers: '{}',
-  secret_sealed: 'sealed',
-  enabled: 1,
-  disabled_reason: null,
-  failing_since: null,
-  ...NEW_ENDPOINT_DEFAULTS,
-  created_at: T0.toISOString(),
-  updated_at: T0.toISOString(),
-});
 
 async function seed(db: Db, idle: number): Promise<void> {
   await db
@@ -67,11 +52,14 @@ async function seed(db: Db, idle: number): Promise<void> {
       { id: 't2', name: 'idle', created_at: T0.toISOString() },
     ])
     .execute();
-  await db.insertInto('webhook_endpoints').values(endpointRow('e1', 't1')).execute();
+  await db
+    .insertInto('webhook_endpoints')
+    .values(testEndpoint('e1', 't1', 1, T0))
+    .execute();
   for (let i = 0; i < idle; i += 500)
     await db
       .insertInto('webhook_endpoints')
-      .values(Array.from({ length: Math.min(500, idle - i) }, (_, k) => endpointRow(`idle-${i + k}`, 't2')))
+      .values(Array.from({ length: Math.min(500, idle - i) }, (_, k) => testEndpoint(`idle-${i + k}`, 't2', 1, T0)))
       .execute();
 }
 

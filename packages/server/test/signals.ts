@@ -1,8 +1,28 @@
-// A signal row as the outbox stores it, for the queue, outbox and retention tests: one
-// tenant's sudo command on web-1, received at `receivedAt`.
+// Rows as the outbox finds and stores them, for the queue, outbox and retention tests (and
+// bench/queue-cycle): a tenant's webhook endpoint, and one tenant's sudo command on web-1,
+// received at `receivedAt`.
 
-import type { SignalTable } from '../src/db/index.ts';
+import type { SignalTable, WebhookEndpointTable } from '../src/db/index.ts';
 import { timeOrderedId } from '../src/kernel/ids.ts';
+import { NEW_ENDPOINT_DEFAULTS } from '../src/webhooks/subscriptions.ts';
+
+/** An endpoint row of `tenantId` at https://<id>.example/hook, its secret sealed as `sealed-<id>`. */
+export function testEndpoint(id: string, tenantId: string, enabled: number, createdAt: Date): WebhookEndpointTable {
+  return {
+    id,
+    tenant_id: tenantId,
+    name: id,
+    url: `https://${id}.example/hook`,
+    headers: '{}',
+    secret_sealed: `sealed-${id}`,
+    enabled,
+    disabled_reason: null,
+    failing_since: null,
+    ...NEW_ENDPOINT_DEFAULTS,
+    created_at: createdAt.toISOString(),
+    updated_at: createdAt.toISOString(),
+  };
+}
 
 export function testSignal(
   tenantId: string,

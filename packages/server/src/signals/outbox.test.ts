@@ -4,11 +4,11 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { testSignal } from '../../test/signals.ts';
+import { testEndpoint, testSignal } from '../../test/signals.ts';
 import { openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
 import type { Db, SignalTable } from '../db/index.ts';
 import { timeOrderedId } from '../kernel/ids.ts';
-import { NEW_ENDPOINT_DEFAULTS, PostgresDeliveryQueue, SqliteDeliveryQueue } from '../webhooks/index.ts';
+import { PostgresDeliveryQueue, SqliteDeliveryQueue } from '../webhooks/index.ts';
 import { SignalOutbox } from './outbox.ts';
 
 const NOW = '2026-11-21T12:00:00.000Z';
@@ -31,23 +31,14 @@ describe('SignalOutbox', () => {
         { id: 't2', name: 'two', created_at: NOW },
       ])
       .execute();
-    const endpoint = (id: string, tenant: string, enabled: number) => ({
-      id,
-      tenant_id: tenant,
-      name: id,
-      url: `https://${id}.example/hook`,
-      headers: '{}',
-      secret_sealed: 'sealed',
-      enabled,
-      disabled_reason: null,
-      failing_since: null,
-      ...NEW_ENDPOINT_DEFAULTS,
-      created_at: NOW,
-      updated_at: NOW,
-    });
     await db
       .insertInto('webhook_endpoints')
-      .values([endpoint('e1', 't1', 1), endpoint('e2', 't1', 1), endpoint('e3', 't1', 0), endpoint('e4', 't2', 1)])
+      .values([
+        testEndpoint('e1', 't1', 1, new Date(NOW)),
+        testEndpoint('e2', 't1', 1, new Date(NOW)),
+        testEndpoint('e3', 't1', 0, new Date(NOW)),
+        testEndpoint('e4', 't2', 1, new Date(NOW)),
+      ])
       .execute();
   });
   after(() => test.close());

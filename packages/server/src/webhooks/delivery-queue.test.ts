@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type pg from 'pg';
-import { testSignal } from '../../test/signals.ts';
+import { testEndpoint, testSignal } from '../../test/signals.ts';
 import { openTestDatabase, TEST_ENGINE, type TestDatabase } from '../../test/test-database.ts';
 import { type Db, pgHotPool, pgPool, type SignalTable, withStatements } from '../db/index.ts';
 import { timeOrderedId } from '../kernel/ids.ts';
@@ -18,7 +18,6 @@ import { createDeliveryQueue } from './delivery-queue-engine.ts';
 import { SQL_ENQUEUE, SQL_LOCK_DUE_ENDPOINTS } from './delivery-queue-postgres.ts';
 import { SQL_DUE_ENDPOINTS } from './delivery-queue-sqlite.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
-import { NEW_ENDPOINT_DEFAULTS } from './subscriptions.ts';
 
 interface PlanNode {
   'Relation Name'?: string;
@@ -46,20 +45,7 @@ const LEASE_MS = 60_000;
 
 const signal = (tenant: string, receivedAt = T0): SignalTable => testSignal(tenant, receivedAt, timeOrderedId('sig'));
 
-const endpoint = (id: string, tenant: string, enabled: number) => ({
-  id,
-  tenant_id: tenant,
-  name: id,
-  url: `https://${id}.example/hook`,
-  headers: '{}',
-  secret_sealed: `sealed-${id}`,
-  enabled,
-  disabled_reason: null,
-  failing_since: null,
-  ...NEW_ENDPOINT_DEFAULTS,
-  created_at: T0.toISOString(),
-  updated_at: T0.toISOString(),
-});
+const endpoint = (id: string, tenant: string, enabled: number) => testEndpoint(id, tenant, enabled, T0);
 
 /** A failed attempt, retried at `retryAt`; the stand-in for the policy's decisions. */
 function retry(o: AttemptOutcome, retryAt: Date): OutcomeDecision {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { testSignal } from '../../test/signals.ts';
+import { testEndpoint, testSignal } from '../../test/signals.ts';
 import { ON_POSTGRES, openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
 import { type Db, exclusiveJob, type SignalTable } from '../db/index.ts';
 import { timeOrderedId } from '../kernel/ids.ts';
@@ -15,7 +15,6 @@ import type { DeliveryQueue } from './delivery-queue.ts';
 import { PostgresDeliveryQueue } from './delivery-queue-postgres.ts';
 import { SqliteDeliveryQueue } from './delivery-queue-sqlite.ts';
 import { pruneDeliveries } from './retention.ts';
-import { NEW_ENDPOINT_DEFAULTS } from './subscriptions.ts';
 
 const DAY = 86_400_000;
 const NOW = new Date('2026-11-21T12:00:00.000Z');
@@ -44,20 +43,7 @@ describe('delivery retention', () => {
       .execute();
     await db
       .insertInto('webhook_endpoints')
-      .values({
-        id: id.replace('t', 'e'),
-        tenant_id: id,
-        name: id,
-        url: 'https://e1.example/hook',
-        headers: '{}',
-        secret_sealed: 'sealed',
-        enabled: 1,
-        disabled_reason: null,
-        failing_since: null,
-        ...NEW_ENDPOINT_DEFAULTS,
-        created_at: NOW.toISOString(),
-        updated_at: NOW.toISOString(),
-      })
+      .values(testEndpoint(id.replace('t', 'e'), id, 1, NOW))
       .execute();
   }
 
