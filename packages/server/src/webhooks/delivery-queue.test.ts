@@ -326,9 +326,11 @@ for (const engine of ENGINES) {
           .where('id', '=', leased)
           .execute();
         if (engine.shared) {
-          // The plan made on empty tables, run: rows of webhook_endpoints read, in every scan of it.
+          // Its generic plan (the one a prepared statement settles on), run on the queue's pool:
+          // rows of webhook_endpoints read, in every scan of it.
           const client = await pgHotPool(db).connect();
           try {
+            await client.query('set plan_cache_mode = force_generic_plan');
             await client.query(`prepare due_probe as ${SQL_LOCK_DUE_ENDPOINTS}`);
             const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
               `explain (analyze, format json) execute due_probe('${T0.toISOString()}', 100, ${T0.getTime()})`,
@@ -342,6 +344,7 @@ for (const engine of ENGINES) {
             assert.ok(read < 20, `${read} endpoint rows read for 2 endpoints with work among 204`);
           } finally {
             await client.query('deallocate due_probe').catch(() => {});
+            await client.query('reset plan_cache_mode');
             client.release();
           }
         } else {
