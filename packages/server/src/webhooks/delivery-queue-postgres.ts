@@ -31,7 +31,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import type { SignalTable, WebhookDeliveryTable } from '../db/index.ts';
+import type { DeliveryState, SignalTable, WebhookDeliveryTable } from '../db/index.ts';
 import { type Db, pgHotPool, pgListenClient } from '../db/index.ts';
 import { timeOrderedUuid } from '../kernel/ids.ts';
 import type {
@@ -123,34 +123,36 @@ const SQL_SIGNALS_BY_KEY = `
   join signals s on s.agent_id = k.agent_id and s.idempotency_key = k.idempotency_key and s.tenant_id = k.tenant_id`;
 
 /**
+ * A recursive CTE `name(id, due)`: each endpoint with a delivery in `state` and the smallest
+ * `column` of those, by skipping through the partial index on (endpoint_id, column) for that
+ * state one endpoint at a time: one index descent per endpoint, whose first entry is its oldest.
+ */
+const endpointsIn = (
+  name: string,
+  state: DeliveryState,
+  column: 'next_attempt_at' | 'lease_until',
+) => `${name}(id, due) as (
+    (select x.endpoint_id, x.${column} from webhook_deliveries x
+      where x.state = '${state}' order by x.endpoint_id, x.${column} limit 1)
+    union all
+    select n.endpoint_id, n.${column} from ${name} p cross join lateral (
+      select x.endpoint_id, x.${column} from webhook_deliveries x
+      where x.state = '${state}' and x.endpoint_id > p.id order by x.endpoint_id, x.${column} limit 1) n
+  )`;
+
+/**
  * Endpoints with due work (pending and due, or leased with the lease run out), oldest due
  * first, at most $2, each locked for this transaction if no other claim holds it (`taken`).
- * Only endpoints with a pending or leased delivery are looked at, found by skipping through the
- * two partial indexes one endpoint at a time (recursive CTEs: one index descent per such
- * endpoint, whose first entry is also its oldest, as each index is ordered by due time within
- * an endpoint), never every endpoint of every tenant: a claim's cost follows the endpoints
- * with work, not the number configured.
+ * Only endpoints with a pending or leased delivery are looked at (endpointsIn), never every
+ * endpoint of every tenant: a claim's cost follows the endpoints with work, not the number
+ * configured.
  * Left out: endpoints their rate limit holds back now (GCRA allows one iff the bucket's `tat`
  * ≤ now + (burst − 1) × interval, $3 = now in Unix ms; rate-limit.ts), so that throttled endpoints
  * with old backlogs never take the places of others whose deliveries wait.
  */
 export const SQL_LOCK_DUE_ENDPOINTS = `
-  with recursive pending(id, due) as (
-    (select x.endpoint_id, x.next_attempt_at from webhook_deliveries x
-      where x.state = 'pending' order by x.endpoint_id, x.next_attempt_at limit 1)
-    union all
-    select n.endpoint_id, n.next_attempt_at from pending p cross join lateral (
-      select x.endpoint_id, x.next_attempt_at from webhook_deliveries x
-      where x.state = 'pending' and x.endpoint_id > p.id order by x.endpoint_id, x.next_attempt_at limit 1) n
-  ),
-  leased(id, due) as (
-    (select x.endpoint_id, x.lease_until from webhook_deliveries x
-      where x.state = 'delivering' order by x.endpoint_id, x.lease_until limit 1)
-    union all
-    select n.endpoint_id, n.lease_until from leased l cross join lateral (
-      select x.endpoint_id, x.lease_until from webhook_deliveries x
-      where x.state = 'delivering' and x.endpoint_id > l.id order by x.endpoint_id, x.lease_until limit 1) n
-  ),
+  with recursive ${endpointsIn('pending', 'pending', 'next_attempt_at')},
+  ${endpointsIn('leased', 'delivering', 'lease_until')},
   due as materialized (
     select w.id, min(w.due) as oldest
     from (select id, due from pending where due <= $1 union all select id, due from leased where due < $1) w
