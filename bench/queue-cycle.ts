@@ -18,8 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { type Db, openDatabase } from '../packages/server/src/db/index.ts';
-import { createDeliveryQueue } from '../packages/server/src/webhooks/delivery-queue-engine.ts';
-import { decideOutcome } from '../packages/server/src/webhooks/outcome-policy.ts';
+import { createDeliveryQueue } from '../packages/server/src/webhooks/index.ts';
 import { type PgCluster, startPgCluster } from '../packages/server/test/postgres-cluster.ts';
 import { testEndpoint, testSignal } from '../packages/server/test/signals.ts';
 import { fmt, load1, table, treeCpuMs } from './lib-receiver.ts';
@@ -66,7 +65,6 @@ async function seed(db: Db, idle: number): Promise<void> {
 /** Enqueue, claim, record, until n deliveries have been recorded. */
 async function cycle(db: Db, n: number): Promise<number> {
   const queue = createDeliveryQueue(db);
-  const policy = { schedule: [1000, 2000], disableAfterMs: 86_400_000 };
   let done = 0;
   while (done < n) {
     const groups = [];
@@ -92,7 +90,24 @@ async function cycle(db: Db, n: number): Promise<number> {
       result: { kind: 'response' as const, status: 200, retryAfter: undefined, excerpt: 'ok' },
       sent: { signature: 'sha256=00', standardSignature: 'v1,00', traceparent: null },
     }));
-    await queue.recordOutcomes(outcomes, (o, e) => decideOutcome(o, e, policy, new Date(), Math.random));
+    // What the worker's policy decides for a 2xx: succeeded, its attempt logged, no streak.
+    const completedAt = new Date().toISOString();
+    await queue.recordOutcomes(outcomes, (o) => ({
+      outcome: 'succeeded',
+      delivery: { kind: 'succeeded', attempts: o.attempt, lastStatus: 200, completedAt },
+      attempt: {
+        attempt: o.attempt,
+        startedAt: o.startedAt.toISOString(),
+        durationMs: o.durationMs,
+        status: 200,
+        error: null,
+        responseExcerpt: 'ok',
+      },
+      failingSince: undefined,
+      failureStreak: undefined,
+      alert: undefined,
+      disable: undefined,
+    }));
     done += claimed.length;
   }
   return done;
