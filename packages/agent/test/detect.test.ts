@@ -261,9 +261,15 @@ describe('guard-agent daemon detects events on this host and they arrive as sign
     );
     assert.equal(typeof system.ebpf.probe_status.spool_depth, 'number');
     // The same detectors at the top level, and the spool read from the daemon's own store while
-    // it runs: every signal so far was delivered, so nothing waits.
+    // it runs, with its limit. Its depth is whatever waits at that instant: the detectors watch
+    // the whole host, where the suite's other files run beside this one (a fresh-clone CI run
+    // once found one signal on its way), so only its range is certain.
     assert.deepEqual(system.detectors.list, detectors);
-    assert.deepEqual(system.spool, { depth: 0, max: 10_000 });
+    assert.equal(system.spool.max, 10_000);
+    assert.ok(
+      Number.isInteger(system.spool.depth) && system.spool.depth >= 0 && system.spool.depth <= 10_000,
+      JSON.stringify(system.spool),
+    );
     assert.match((members.get('agent.log') as Buffer).toString('utf8'), /msg="detector auth_log running"/);
   });
 
