@@ -150,12 +150,16 @@ function nodeTest(args: string[]): Promise<Run> {
   return collectRun(spawn(process.execPath, ['--test', '--test-reporter=spec', ...args], { cwd: ROOT, env }), 600_000);
 }
 
-/** The summary lines of node's spec reporter, and the failing tests' names. */
+/**
+ * The summary lines of node's spec reporter, then its "failing tests" section: each failure
+ * with its assertion (the nested run's describeRun output: the exit, stdout and stderr).
+ */
 function summary(r: Run): string {
   const lines = r.stdout.split('\n');
-  return [...lines.filter((l) => /^ℹ (tests|pass|fail)/.test(l)), ...lines.filter((l) => l.includes('✖'))]
-    .slice(0, 40)
-    .join('\n');
+  const counts = lines.filter((l) => /^ℹ (tests|pass|fail)/.test(l)).join('\n');
+  const failing = r.stdout.lastIndexOf('✖ failing tests:');
+  const details = failing < 0 ? lines.filter((l) => l.includes('✖')).join('\n') : r.stdout.slice(failing);
+  return `${counts}\n${details.slice(0, 12_000)}`;
 }
 
 describe("the agent's CLI suites against the single executable (GUARD_AGENT_BIN)", () => {

@@ -58,17 +58,30 @@ async function readBody(body: Readable, limit: number): Promise<string> {
  * (checked by node:http: a body of another length fails the exchange). An answer that comes
  * before the body is fully sent ends the upload and closes the connection.
  */
-export function send(
-  deps: HttpDeps,
-  url: string,
-  init: {
-    method: 'GET' | 'POST' | 'PUT';
-    headers: Record<string, string>;
-    body?: string | BodyWriter;
-    /** Ends the exchange at once when aborted (the daemon's long poll, on SIGTERM). */
-    signal?: AbortSignal;
-  },
-): Promise<HttpResponse> {
+export function send(deps: HttpDeps, url: string, init: ExchangeInit): Promise<HttpResponse> {
+  return sendOnce(deps, url, init).catch((error: unknown) => {
+    // A kept-alive connection the peer closed while it sat idle (its keep-alive timeout ran
+    // out as the request went): the request never reached the service. It goes again, once,
+    // on a new connection, as node's documentation advises (ClientRequest.reusedSocket); it
+    // is not a failed try. A streamed body is not sent twice: the step's retries decide.
+    if (staleConnection.has(error as object) && typeof init.body !== 'function' && !init.signal?.aborted)
+      return sendOnce(deps, url, init);
+    throw error;
+  });
+}
+
+interface ExchangeInit {
+  method: 'GET' | 'POST' | 'PUT';
+  headers: Record<string, string>;
+  body?: string | BodyWriter;
+  /** Ends the exchange at once when aborted (the daemon's long poll, on SIGTERM). */
+  signal?: AbortSignal;
+}
+
+/** Failures of a request sent on a reused connection that the peer reset before any answer. */
+const staleConnection = new WeakSet<object>();
+
+function sendOnce(deps: HttpDeps, url: string, init: ExchangeInit): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const secure = target.protocol === 'https:';
@@ -90,11 +103,16 @@ export function send(
       over = true;
       endExchange(EXCHANGE_OVER);
     };
+    let answered = false;
     const fail = (error: unknown) => {
       if (over) return;
       finish();
       req.destroy();
-      reject(withTarget(error, target));
+      const failure = withTarget(error, target);
+      const code = (error as { code?: unknown })?.code;
+      const reset = code === 'ECONNRESET' || code === 'EPIPE';
+      if (req.reusedSocket && !answered && reset && failure instanceof Error) staleConnection.add(failure);
+      reject(failure);
     };
     req.on('error', fail);
     if (init.signal) {
@@ -120,6 +138,7 @@ export function send(
       socket.once('close', () => clearTimeout(timer));
     });
     req.on('response', (res) => {
+      answered = true;
       readBody(res, MAX_RESPONSE_BYTES).then((text) => {
         if (over) return;
         finish();
