@@ -3,6 +3,7 @@
 // growing once the thread has copied it back (each write then starts it over).
 
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,6 +71,39 @@ test('commits never cut the WAL file back; the thread does, once the database ha
     while ((await walSize()) > 256 * 1024 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     assert.ok((await walSize()) <= 256 * 1024, `the WAL is still ${await walSize()} bytes`);
     assert.equal((db.prepare('select count(*) as n from t').get() as { n: number }).n, 2003);
+  } finally {
+    await checkpointer.stop();
+    db.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('writes that never pause still leave the WAL bounded: past the limit a RESTART checkpoint lets the next write start it over', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'guard-checkpoint-'));
+  const path = join(dir, 'guard.db');
+  const db = openSqlite(path, { checkpoints: false });
+  const limit = 1024 * 1024;
+  const checkpointer = startCheckpointer(path, { quietMs: 60_000, sizeLimit: limit });
+  try {
+    db.exec('create table t (id integer primary key, v text)');
+    const insert = db.prepare('insert into t (v) values (?)');
+    const filler = 'z'.repeat(3000);
+    // A commit every millisecond or so (~3 s here), as a server under steady load makes them: a
+    // PASSIVE checkpoint never finds the WAL copied back whole, so no write would start it over
+    // (without the RESTART the WAL grows to about twice the bytes written).
+    let written = 0;
+    let largest = 0;
+    for (const until = Date.now() + 30_000; written < 24 * limit && Date.now() < until; ) {
+      db.exec('begin immediate');
+      for (let i = 0; i < 4; i++) insert.run(filler);
+      db.exec('commit');
+      written += 4 * filler.length;
+      if (written % (120 * filler.length) === 0) largest = Math.max(largest, statSync(`${path}-wal`).size);
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    assert.ok(written >= 24 * limit, `wrote only ${written} bytes`);
+    assert.ok(largest < 10 * limit, `the WAL reached ${largest} bytes after ${written} written (limit ${limit})`);
+    assert.equal((db.prepare('select count(*) as n from t').get() as { n: number }).n, written / filler.length);
   } finally {
     await checkpointer.stop();
     db.close();

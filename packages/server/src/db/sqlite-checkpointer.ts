@@ -13,6 +13,17 @@
 // cuts it back instead, with a TRUNCATE checkpoint once the database has been quiet for
 // QUIET_MS and the file is over JOURNAL_SIZE_LIMIT; a write that comes meanwhile waits for it
 // (busy_timeout) at a moment when there was no work. SQLite checkpoints the WAL fully on close.
+//
+// Under steady writes a PASSIVE checkpoint never catches up: the server commits new frames
+// while it copies and syncs, and only a write that finds the WAL copied back whole starts it
+// over from its beginning. So the WAL grew for as long as the load lasted (430 MB in one
+// bench:peers run), every frame an append that the kernel had to allocate for (a tenth of the
+// event loop's commit time went to ext4's block and page-cache allocation, perf). Once the WAL
+// holds more than JOURNAL_SIZE_LIMIT of frames, the thread follows its PASSIVE checkpoint with
+// a RESTART one: it holds the writer's lock while it copies the tail the PASSIVE one left and
+// syncs, and waits for readers, so that the next write starts the WAL over. The file then keeps
+// its size and is written over in place. It waits at most RESTART_WAIT_MS for the lock or a
+// reader; writes wait for it meanwhile (busy_timeout).
 
 import { Worker } from 'node:worker_threads';
 
@@ -20,6 +31,8 @@ const CHECKPOINT_INTERVAL_MS = 100;
 /** No commit for this long: the WAL may be cut back. */
 const QUIET_MS = 2000;
 export const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
+/** How long a RESTART checkpoint waits for the writer's lock or a reader before it gives up until the next turn. */
+const RESTART_WAIT_MS = 20;
 
 // CommonJS: an eval'd worker is not a module.
 const WORKER_SOURCE = `
@@ -30,16 +43,29 @@ const db = new DatabaseSync(workerData.path);
 db.exec('PRAGMA busy_timeout = 1000');
 db.exec('PRAGMA cache_size = 8'); // a checkpoint copies WAL frames: it needs no page cache
 const dataVersion = db.prepare('PRAGMA data_version');
+const passive = db.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+const restart = db.prepare('PRAGMA wal_checkpoint(RESTART)');
+const restartFrames = Math.floor(workerData.sizeLimit / (db.prepare('PRAGMA page_size').get().page_size + 24));
 let lastVersion;
 let quietSince = Date.now();
 const checkpoint = () => {
   try {
-    db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+    const { log } = passive.get();
     // data_version changes when another connection (the server's) has committed since.
     const version = dataVersion.get().data_version;
     if (version !== lastVersion) {
       lastVersion = version;
       quietSince = Date.now();
+      if (log > restartFrames) {
+        // Writes wait for this one (the tail left by the PASSIVE one, and its syncs); it waits
+        // at most RESTART_WAIT_MS for them, or for a reader, and else gives up until the next turn.
+        db.exec('PRAGMA busy_timeout = ' + workerData.restartWaitMs);
+        try {
+          restart.get();
+        } finally {
+          db.exec('PRAGMA busy_timeout = 1000');
+        }
+      }
     } else if (Date.now() - quietSince >= workerData.quietMs) {
       quietSince = Number.POSITIVE_INFINITY; // once per quiet spell
       const wal = statSync(workerData.path + '-wal', { throwIfNoEntry: false });
@@ -72,7 +98,7 @@ export function startCheckpointer(
 ): Checkpointer {
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
-    workerData: { path, intervalMs: CHECKPOINT_INTERVAL_MS, quietMs, sizeLimit },
+    workerData: { path, intervalMs: CHECKPOINT_INTERVAL_MS, quietMs, sizeLimit, restartWaitMs: RESTART_WAIT_MS },
     // One connection and a timer; smaller heaps than this run out of memory at start. The
     // thread costs ~12 MiB of RSS (measured: idle server 111 → 123–126 MiB).
     resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
