@@ -147,8 +147,23 @@ export function openTunnel(proxy: WebhookProxy, address: string, port: number, t
 }
 
 export async function sendDelivery(agent: Dispatcher, req: DeliveryRequest): Promise<DeliveryResponse> {
+  // The hard deadline of the whole exchange. Not AbortSignal.timeout: its timer is not cleared
+  // when the request ends, so every delivery's signal fired 15 s later, with an exception and
+  // an abort event made for nobody (~1 % of the event loop's time in bench:peers).
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+    req.timeoutMs,
+  );
+  try {
+    return await exchange(agent, req, deadline.signal);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function exchange(agent: Dispatcher, req: DeliveryRequest, signal: AbortSignal): Promise<DeliveryResponse> {
   const url = new URL(req.url);
-  const signal = AbortSignal.timeout(req.timeoutMs);
   const res = await agent.request({
     origin: url.origin,
     path: `${url.pathname}${url.search}`,
