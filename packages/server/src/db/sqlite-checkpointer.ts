@@ -17,8 +17,7 @@
 // Under steady writes a PASSIVE checkpoint never catches up: the server commits new frames
 // while it copies and syncs, and only a write that finds the WAL copied back whole starts it
 // over from its beginning. So the WAL grew for as long as the load lasted (430 MB in one
-// bench:peers run), every frame an append that the kernel had to allocate for (a tenth of the
-// event loop's commit time went to ext4's block and page-cache allocation, perf). Once the WAL
+// bench:peers run of 30 s), every frame an append that the kernel had to allocate for. Once the WAL
 // holds more than JOURNAL_SIZE_LIMIT of frames, the thread follows its PASSIVE checkpoint with
 // a RESTART one: it holds the writer's lock while it copies the tail the PASSIVE one left and
 // syncs, and waits for readers, so that the next write starts the WAL over. The file then keeps
