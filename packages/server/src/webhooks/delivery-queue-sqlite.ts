@@ -127,62 +127,80 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
     }
   }
 
-  claim({ now, leaseMs, limit, perEndpoint, busy }: ClaimRequest): Promise<ClaimedDelivery[]> {
+  claim(request: ClaimRequest): Promise<ClaimedDelivery[]> {
+    return writeTransaction(this.db, (sql) => this.claimIn(sql, request));
+  }
+
+  /**
+   * The outcomes, then the claim, in one transaction: one commit where there were two, and
+   * the pages both touch (the deliveries just finished and those next in line, the lease
+   * index) written to the WAL once.
+   */
+  recordOutcomesAndClaim(
+    outcomes: readonly AttemptOutcome[],
+    policy: OutcomePolicy,
+    request: ClaimRequest,
+  ): Promise<{ recorded: RecordedOutcomes; claimed: ClaimedDelivery[] }> {
+    return writeTransaction(this.db, (sql) => ({
+      recorded: recordOutcomesIn(sql, outcomes, policy),
+      claimed: this.claimIn(sql, request),
+    }));
+  }
+
+  private claimIn(sql: Statements, { now, leaseMs, limit, perEndpoint, busy }: ClaimRequest): ClaimedDelivery[] {
     const nowIso = now.toISOString();
     const leaseUntil = new Date(now.getTime() + leaseMs).toISOString();
     const nowMs = now.getTime();
-    return writeTransaction(this.db, (sql) => {
-      const candidates = [
-        ...sql.all<Candidate>(SQL_EXPIRED, nowIso, limit),
-        ...dueCandidates(sql, nowIso, nowMs, limit, perEndpoint, busy),
-      ];
-      const taking = new Map<string, number>();
-      const claimed: ClaimedDelivery[] = [];
-      // Each endpoint is read once per claim.
-      const endpoints = new Map<string, DeliveryEndpointRow | undefined>();
-      // Rate-limited endpoints: their bucket (GCRA's theoretical arrival time, Unix ms, as the
-      // last claim left it; reset when the limit is changed), their rate, and how many may start now.
-      const allowed = new Map<string, { rate: number; tat: number; n: number }>();
-      let limitedUntil = Number.POSITIVE_INFINITY;
-      for (const c of candidates) {
-        const taken = taking.get(c.endpoint_id) ?? 0;
-        if ((busy.get(c.endpoint_id) ?? 0) + taken >= perEndpoint) continue;
-        if (c.rate_limit !== null) {
-          let a = allowed.get(c.endpoint_id);
-          if (!a) {
-            const tat = Number(sql.get<{ tat_ms: number }>(SQL_RATE, c.endpoint_id)?.tat_ms ?? 0);
-            a = { rate: c.rate_limit, tat, n: allowance(c.rate_limit, tat, nowMs) };
-            allowed.set(c.endpoint_id, a);
-          }
-          if (taken >= a.n) {
-            // It waits; the worker is woken when the next one may go.
-            const tat = advance(a.rate, a.tat, nowMs, taken);
-            limitedUntil = Math.min(limitedUntil, nextAllowedMs(a.rate, tat));
-            continue;
-          }
+    const candidates = [
+      ...sql.all<Candidate>(SQL_EXPIRED, nowIso, limit),
+      ...dueCandidates(sql, nowIso, nowMs, limit, perEndpoint, busy),
+    ];
+    const taking = new Map<string, number>();
+    const claimed: ClaimedDelivery[] = [];
+    // Each endpoint is read once per claim.
+    const endpoints = new Map<string, DeliveryEndpointRow | undefined>();
+    // Rate-limited endpoints: their bucket (GCRA's theoretical arrival time, Unix ms, as the
+    // last claim left it; reset when the limit is changed), their rate, and how many may start now.
+    const allowed = new Map<string, { rate: number; tat: number; n: number }>();
+    let limitedUntil = Number.POSITIVE_INFINITY;
+    for (const c of candidates) {
+      const taken = taking.get(c.endpoint_id) ?? 0;
+      if ((busy.get(c.endpoint_id) ?? 0) + taken >= perEndpoint) continue;
+      if (c.rate_limit !== null) {
+        let a = allowed.get(c.endpoint_id);
+        if (!a) {
+          const tat = Number(sql.get<{ tat_ms: number }>(SQL_RATE, c.endpoint_id)?.tat_ms ?? 0);
+          a = { rate: c.rate_limit, tat, n: allowance(c.rate_limit, tat, nowMs) };
+          allowed.set(c.endpoint_id, a);
         }
-        const delivery = sql.get<WebhookDeliveryTable>(SQL_LEASE, leaseUntil, c.id, nowIso, nowIso);
-        if (!delivery) continue;
-        taking.set(c.endpoint_id, taken + 1);
-        let endpoint = endpoints.get(delivery.endpoint_id);
-        if (!endpoints.has(delivery.endpoint_id)) {
-          endpoint = sql.get<DeliveryEndpointRow>(SQL_ENDPOINT, delivery.endpoint_id);
-          endpoints.set(delivery.endpoint_id, endpoint);
+        if (taken >= a.n) {
+          // It waits; the worker is woken when the next one may go.
+          const tat = advance(a.rate, a.tat, nowMs, taken);
+          limitedUntil = Math.min(limitedUntil, nextAllowedMs(a.rate, tat));
+          continue;
         }
-        claimed.push({ delivery, signal: sql.get<SignalTable>(SQL_SIGNAL, delivery.signal_id), endpoint });
-        if (claimed.length >= limit) break;
       }
-      for (const [endpointId, { rate, tat }] of allowed) {
-        const n = taking.get(endpointId) ?? 0;
-        if (n === 0) continue;
-        const next = Math.ceil(advance(rate, tat, nowMs, n));
-        sql.run(SQL_SAVE_RATE, endpointId, next);
-        // Until then the claim leaves it out: look again when it may send (it may have more due).
-        this.rateWake.at(nextAllowedMs(rate, next), nowMs);
+      const delivery = sql.get<WebhookDeliveryTable>(SQL_LEASE, leaseUntil, c.id, nowIso, nowIso);
+      if (!delivery) continue;
+      taking.set(c.endpoint_id, taken + 1);
+      let endpoint = endpoints.get(delivery.endpoint_id);
+      if (!endpoints.has(delivery.endpoint_id)) {
+        endpoint = sql.get<DeliveryEndpointRow>(SQL_ENDPOINT, delivery.endpoint_id);
+        endpoints.set(delivery.endpoint_id, endpoint);
       }
-      if (limitedUntil !== Number.POSITIVE_INFINITY) this.rateWake.at(limitedUntil, nowMs);
-      return claimed;
-    });
+      claimed.push({ delivery, signal: sql.get<SignalTable>(SQL_SIGNAL, delivery.signal_id), endpoint });
+      if (claimed.length >= limit) break;
+    }
+    for (const [endpointId, { rate, tat }] of allowed) {
+      const n = taking.get(endpointId) ?? 0;
+      if (n === 0) continue;
+      const next = Math.ceil(advance(rate, tat, nowMs, n));
+      sql.run(SQL_SAVE_RATE, endpointId, next);
+      // Until then the claim leaves it out: look again when it may send (it may have more due).
+      this.rateWake.at(nextAllowedMs(rate, next), nowMs);
+    }
+    if (limitedUntil !== Number.POSITIVE_INFINITY) this.rateWake.at(limitedUntil, nowMs);
+    return claimed;
   }
 
   /**
@@ -201,56 +219,62 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
   }
 
   recordOutcomes(outcomes: readonly AttemptOutcome[], policy: OutcomePolicy): Promise<RecordedOutcomes> {
-    return writeTransaction(this.db, (sql) => {
-      const plan = planOutcomes(outcomes, readForOutcomes(sql, outcomes), policy);
-      for (const { outcome, update, attempt } of plan.deliveries) {
-        updateDelivery(sql, outcome.delivery.id, update);
-        if (attempt) insertAttempt(sql, outcome, attempt);
-      }
-      for (const [endpointId, h] of plan.health)
-        sql.run(
-          'update webhook_endpoints set failing_since = ?, failure_streak = ?, failing_alerted = ? where id = ?',
-          h.failingSince,
-          h.failureStreak,
-          h.alertedPercent,
-          endpointId,
-        );
-      for (const c of plan.counts.values())
-        sql.run(
-          `insert into webhook_endpoint_stats (endpoint_id, hour, succeeded, failed) values (?, ?, ?, ?)
-           on conflict (endpoint_id, hour) do update set succeeded = succeeded + excluded.succeeded,
-             failed = failed + excluded.failed`,
-          c.endpointId,
-          c.hour,
-          c.succeeded,
-          c.failed,
-        );
-      for (const [endpointId, { reason, at }] of plan.disable) {
-        sql.run(
-          'update webhook_endpoints set enabled = 0, disabled_reason = ?, updated_at = ? where id = ?',
-          reason,
-          at,
-          endpointId,
-        );
-        sql.run(
-          `update webhook_deliveries set state = 'failed', last_error = 'the endpoint was disabled',
-             completed_at = ?, lease_until = null
-           where endpoint_id = ? and state = 'pending'`,
-          at,
-          endpointId,
-        );
-      }
-      // Announced after the disabling, so a disabled endpoint is not among the receivers.
-      for (const a of plan.announcements) {
-        const e = sql.get<EventEndpoint>(SQL_EVENT_ENDPOINT, a.endpointId);
-        if (!e) continue;
-        const { events, audit } = announce(e, a);
-        for (const event of events) insertSignal(sql, event, undefined, e.id);
-        for (const row of audit) insertAudit(sql, row);
-      }
-      return recordedOf(plan);
-    });
+    return writeTransaction(this.db, (sql) => recordOutcomesIn(sql, outcomes, policy));
   }
+}
+
+function recordOutcomesIn(
+  sql: Statements,
+  outcomes: readonly AttemptOutcome[],
+  policy: OutcomePolicy,
+): RecordedOutcomes {
+  const plan = planOutcomes(outcomes, readForOutcomes(sql, outcomes), policy);
+  for (const { outcome, update, attempt } of plan.deliveries) {
+    updateDelivery(sql, outcome.delivery.id, update);
+    if (attempt) insertAttempt(sql, outcome, attempt);
+  }
+  for (const [endpointId, h] of plan.health)
+    sql.run(
+      'update webhook_endpoints set failing_since = ?, failure_streak = ?, failing_alerted = ? where id = ?',
+      h.failingSince,
+      h.failureStreak,
+      h.alertedPercent,
+      endpointId,
+    );
+  for (const c of plan.counts.values())
+    sql.run(
+      `insert into webhook_endpoint_stats (endpoint_id, hour, succeeded, failed) values (?, ?, ?, ?)
+         on conflict (endpoint_id, hour) do update set succeeded = succeeded + excluded.succeeded,
+           failed = failed + excluded.failed`,
+      c.endpointId,
+      c.hour,
+      c.succeeded,
+      c.failed,
+    );
+  for (const [endpointId, { reason, at }] of plan.disable) {
+    sql.run(
+      'update webhook_endpoints set enabled = 0, disabled_reason = ?, updated_at = ? where id = ?',
+      reason,
+      at,
+      endpointId,
+    );
+    sql.run(
+      `update webhook_deliveries set state = 'failed', last_error = 'the endpoint was disabled',
+           completed_at = ?, lease_until = null
+         where endpoint_id = ? and state = 'pending'`,
+      at,
+      endpointId,
+    );
+  }
+  // Announced after the disabling, so a disabled endpoint is not among the receivers.
+  for (const a of plan.announcements) {
+    const e = sql.get<EventEndpoint>(SQL_EVENT_ENDPOINT, a.endpointId);
+    if (!e) continue;
+    const { events, audit } = announce(e, a);
+    for (const event of events) insertSignal(sql, event, undefined, e.id);
+    for (const row of audit) insertAudit(sql, row);
+  }
+  return recordedOf(plan);
 }
 
 /**

@@ -635,6 +635,32 @@ for (const engine of ENGINES) {
         const e2 = rows.find((d) => d.id === other);
         assert.equal(e2?.state, 'pending', 'other endpoints keep their retries');
       });
+
+      it('outcomes with the next claim (one transaction where the engine has it): the claim sees what they wrote', async () => {
+        const [first] = await enqueue(signal('t1'), 'e1');
+        const [second] = await enqueue(signal('t1'), 'e1');
+        const [c] = await claim(T0, 1);
+        assert.equal(c.delivery.id, first);
+        const outcomes = [outcomeOf(c.delivery)];
+        const policy = (o: AttemptOutcome) => retry(o, T0); // due again at once
+        const request = { now: T0, leaseMs: LEASE_MS, limit: 10, perEndpoint: 16, busy: new Map<string, number>() };
+        const { recorded, claimed } = queue.recordOutcomesAndClaim
+          ? await queue.recordOutcomesAndClaim(outcomes, policy, request)
+          : { recorded: await queue.recordOutcomes(outcomes, policy), claimed: await queue.claim(request) };
+        assert.deepEqual(
+          recorded.decisions.map((d) => d?.outcome),
+          ['retrying'],
+        );
+        // The retry, written due now in the same transaction, is claimed with the waiting one.
+        assert.deepEqual(claimed.map((x) => x.delivery.id).sort(), [first, second].sort());
+        const retried = claimed.find((x) => x.delivery.id === first);
+        assert.deepEqual([retried?.delivery.state, retried?.delivery.attempts], ['delivering', 1]);
+        const attempts = await db.selectFrom('webhook_attempts').select(['delivery_id', 'status']).execute();
+        assert.deepEqual(
+          attempts.map((a) => [a.delivery_id, a.status]),
+          [[first, 500]],
+        );
+      });
     });
 
     describe('subscriptions and filters (enqueue)', () => {

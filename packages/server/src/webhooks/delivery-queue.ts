@@ -158,4 +158,14 @@ export interface DeliveryQueue {
    * batch disabled (their pending deliveries failed).
    */
   recordOutcomes(outcomes: readonly AttemptOutcome[], policy: OutcomePolicy): Promise<RecordedOutcomes>;
+
+  /**
+   * recordOutcomes, then claim, in one transaction, where the engine saves by it (SQLite: one
+   * commit instead of two). Where it is absent the worker makes the two calls.
+   */
+  recordOutcomesAndClaim?(
+    outcomes: readonly AttemptOutcome[],
+    policy: OutcomePolicy,
+    request: ClaimRequest,
+  ): Promise<{ recorded: RecordedOutcomes; claimed: ClaimedDelivery[] }>;
 }

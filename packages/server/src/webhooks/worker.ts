@@ -17,7 +17,14 @@ import type { WebhookDeliveryTable } from '../db/index.ts';
 import { BackgroundLoop } from '../kernel/background-loop.ts';
 import { open } from '../kernel/secret-box.ts';
 import { NO_TRACER, type SpanHandle, type Tracer } from '../tracing/index.ts';
-import type { ClaimedDelivery, DeliveryEndpointRow, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
+import type {
+  ClaimedDelivery,
+  ClaimRequest,
+  DeliveryEndpointRow,
+  DeliveryQueue,
+  OutcomePolicy,
+  RecordedOutcomes,
+} from './delivery-queue.ts';
 import { basicAuthorization, type EndpointAuth, openAuth } from './endpoint-auth.ts';
 import { openHeaders } from './endpoint-headers.ts';
 import { endpointTlsOptions } from './endpoint-tls.ts';
@@ -200,7 +207,7 @@ export class DeliveryWorker {
   private async claim(): Promise<ClaimedDelivery[]> {
     const free = this.options.concurrency - this.inflight;
     if (free <= 0) return [];
-    const claimed = await this.deps.queue.claim({
+    const claimed = await this.claimWithOutcomes({
       now: this.deps.now(),
       leaseMs: this.options.leaseMs,
       limit: free,
@@ -212,6 +219,26 @@ export class DeliveryWorker {
       adjust(this.inflightByEndpoint, delivery.endpoint_id, 1);
     }
     return claimed;
+  }
+
+  /**
+   * The claim; the outcomes waiting for their write go with it, in one transaction, where the
+   * queue can (SQLite: one commit instead of two). A failure of that transaction leaves their
+   * rows leased, as a failed write of outcomes does (their leases expire: at-least-once).
+   */
+  private async claimWithOutcomes(request: ClaimRequest): Promise<ClaimedDelivery[]> {
+    const { queue } = this.deps;
+    if (!queue.recordOutcomesAndClaim || this.outcomes.length === 0) return queue.claim(request);
+    const batch = this.takeOutcomes();
+    let result: Awaited<ReturnType<NonNullable<DeliveryQueue['recordOutcomesAndClaim']>>>;
+    try {
+      result = await queue.recordOutcomesAndClaim(batch, this.outcomePolicy(request.now), request);
+    } catch (error) {
+      this.deps.log.error({ err: error, outcomes: batch.length }, 'recording webhook outcomes failed');
+      throw error;
+    }
+    this.recorded(batch, result.recorded);
+    return result.claimed;
   }
 
   /**
@@ -341,34 +368,45 @@ export class DeliveryWorker {
    */
   private flushOutcomes(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
-      if (this.flushTimer) clearTimeout(this.flushTimer);
-      this.flushTimer = undefined;
-      const batch = this.outcomes.splice(0, this.outcomes.length);
+      const batch = this.takeOutcomes();
       if (batch.length === 0) return;
-      const now = this.deps.now();
-      const { random } = this.deps;
-      const policy: OutcomePolicy = (outcome, endpoint) => decideOutcome(outcome, endpoint, this.options, now, random);
       try {
-        const { decisions, disabled } = await this.deps.queue.recordOutcomes(batch, policy);
-        for (const d of decisions) if (d) this.deps.metrics.deliveries.inc({ outcome: d.outcome });
-        // Only failures log (never the secret, header values, body or response): the hot path stays silent.
-        for (const [i, d] of decisions.entries()) {
-          if (!d || d.outcome === 'succeeded') continue;
-          const f = failureLog(batch[i], d);
-          this.deps.log.warn(
-            f,
-            f.attempt === null ? 'webhook delivery given up without an attempt' : 'webhook delivery attempt failed',
-          );
-        }
-        for (const [endpointId, reason] of disabled) this.deps.log.warn({ endpointId }, reason);
-        // A retry may be due at once (a short schedule, Retry-After: 0); a success frees nothing new.
-        if (decisions.some((d) => d?.outcome === 'retrying')) this.wake();
+        this.recorded(batch, await this.deps.queue.recordOutcomes(batch, this.outcomePolicy(this.deps.now())));
       } catch (error) {
         // The rows stay leased; the lease expires and they are attempted again (at-least-once).
         this.deps.log.error({ err: error, outcomes: batch.length }, 'recording webhook outcomes failed');
       }
     });
     return this.flushing;
+  }
+
+  /** The outcomes queued so far, for one write; the flush timer is no longer needed for them. */
+  private takeOutcomes(): AttemptOutcome[] {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    return this.outcomes.splice(0, this.outcomes.length);
+  }
+
+  private outcomePolicy(now: Date): OutcomePolicy {
+    const { random } = this.deps;
+    return (outcome, endpoint) => decideOutcome(outcome, endpoint, this.options, now, random);
+  }
+
+  /** A batch of outcomes written: counted and, for failures, logged. */
+  private recorded(batch: readonly AttemptOutcome[], { decisions, disabled }: RecordedOutcomes): void {
+    for (const d of decisions) if (d) this.deps.metrics.deliveries.inc({ outcome: d.outcome });
+    // Only failures log (never the secret, header values, body or response): the hot path stays silent.
+    for (const [i, d] of decisions.entries()) {
+      if (!d || d.outcome === 'succeeded') continue;
+      const f = failureLog(batch[i], d);
+      this.deps.log.warn(
+        f,
+        f.attempt === null ? 'webhook delivery given up without an attempt' : 'webhook delivery attempt failed',
+      );
+    }
+    for (const [endpointId, reason] of disabled) this.deps.log.warn({ endpointId }, reason);
+    // A retry may be due at once (a short schedule, Retry-After: 0); a success frees nothing new.
+    if (decisions.some((d) => d?.outcome === 'retrying')) this.wake();
   }
 
   /**
