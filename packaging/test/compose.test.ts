@@ -20,7 +20,7 @@ import { after, before, describe, it } from 'node:test';
 import { freePort } from '../../packages/server/test/loopback.ts';
 import { independentlyVerified, makeTestTls, SIGNAL } from '../../packages/server/test/webhook-harness.ts';
 import { ROOT } from '../build/paths.ts';
-import { ensureTestImage, podman } from './container.ts';
+import { dropLeftoverPortForwards, ensureTestImage, podman } from './container.ts';
 import { loadedServerImage, waitReady } from './image.ts';
 
 interface Project {
@@ -73,6 +73,8 @@ describe('the compose files', { timeout: 20 * 60_000 }, () => {
   after(async () => {
     for (const p of projects) {
       compose(p, ['down', '-v', '-t', '0']);
+      podman(['network', 'rm', '-f', `${p.name}_default`]);
+      dropLeftoverPortForwards(p.name);
       await rm(p.dir, { recursive: true, force: true });
     }
   });

@@ -305,3 +305,25 @@ export class Container {
     podman(['rm', '-f', '-t', '0', this.name]);
   }
 }
+
+/**
+ * netavark does not always remove a published port's forwarding when compose removes the
+ * container: this machine kept rules of earlier runs' projects that still sent
+ * 127.0.0.1:<port> to a container long gone. A later listener on that port number (another
+ * test's server or receiver, which the kernel may give it) then had its connections sent to
+ * the dead address: EHOSTUNREACH after 3 s, or a connect timeout, in two CI runs. So the
+ * project's own rules, which netavark names after its network in a comment, are deleted.
+ */
+export function dropLeftoverPortForwards(project: string): number {
+  const chain = 'NETAVARK-HOSTPORT-DNAT';
+  const listed = spawnSync('iptables', ['-t', 'nat', '-S', chain], { encoding: 'utf8' });
+  if (listed.status !== 0) return 0;
+  let dropped = 0;
+  for (const line of listed.stdout.split('\n')) {
+    if (!line.startsWith(`-A ${chain} `) || !line.includes(`"dnat name: ${project}_`)) continue;
+    // `-S` prints the rule as iptables arguments (the comment in double quotes): -D takes them back.
+    const words = (line.slice(3).match(/"[^"]*"|\S+/g) ?? []).map((w) => w.replace(/^"(.*)"$/, '$1'));
+    if (spawnSync('iptables', ['-t', 'nat', '-D', ...words]).status === 0) dropped++;
+  }
+  return dropped;
+}
