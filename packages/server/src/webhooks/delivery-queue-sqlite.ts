@@ -18,6 +18,7 @@ import type {
   ExistingSignal,
   OutboxEntry,
   OutcomePolicy,
+  RecordedAndClaimed,
   RecordedOutcomes,
 } from './delivery-queue.ts';
 import { announce, type EventEndpoint, type SystemAuditRow } from './operational-events.ts';
@@ -140,7 +141,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
     outcomes: readonly AttemptOutcome[],
     policy: OutcomePolicy,
     request: ClaimRequest,
-  ): Promise<{ recorded: RecordedOutcomes; claimed: ClaimedDelivery[] }> {
+  ): Promise<RecordedAndClaimed> {
     return writeTransaction(this.db, (sql) => ({
       recorded: recordOutcomesIn(sql, outcomes, policy),
       claimed: this.claimIn(sql, request),

@@ -167,5 +167,11 @@ export interface DeliveryQueue {
     outcomes: readonly AttemptOutcome[],
     policy: OutcomePolicy,
     request: ClaimRequest,
-  ): Promise<{ recorded: RecordedOutcomes; claimed: ClaimedDelivery[] }>;
+  ): Promise<RecordedAndClaimed>;
+}
+
+/** What recordOutcomesAndClaim answers: the outcomes' record, then the claim's deliveries. */
+export interface RecordedAndClaimed {
+  recorded: RecordedOutcomes;
+  claimed: ClaimedDelivery[];
 }

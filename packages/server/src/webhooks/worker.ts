@@ -23,6 +23,7 @@ import type {
   DeliveryEndpointRow,
   DeliveryQueue,
   OutcomePolicy,
+  RecordedAndClaimed,
   RecordedOutcomes,
 } from './delivery-queue.ts';
 import { basicAuthorization, type EndpointAuth, openAuth } from './endpoint-auth.ts';
@@ -230,7 +231,7 @@ export class DeliveryWorker {
     const { queue } = this.deps;
     if (!queue.recordOutcomesAndClaim || this.outcomes.length === 0) return queue.claim(request);
     const batch = this.takeOutcomes();
-    let result: Awaited<ReturnType<NonNullable<DeliveryQueue['recordOutcomesAndClaim']>>>;
+    let result: RecordedAndClaimed;
     try {
       result = await queue.recordOutcomesAndClaim(batch, this.outcomePolicy(request.now), request);
     } catch (error) {
