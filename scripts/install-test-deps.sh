@@ -44,8 +44,11 @@ command -v podman >/dev/null || missing+=(podman)
 command -v runc >/dev/null || missing+=(runc)
 [ -x /usr/sbin/debootstrap ] || missing+=(debootstrap)
 # The server image's tests (packaging/test/image*.test.ts): a bridge network with DNS between
-# containers (netavark, aardvark-dns) and the compose files run by podman-compose.
+# containers (netavark, aardvark-dns) and the compose files run by podman-compose. netavark
+# programs the bridge's NAT and published ports through iptables, which its package does not
+# depend on: without it every `podman run` fails ("netavark: No such file or directory").
 [ -x /usr/lib/podman/netavark ] || missing+=(netavark)
+command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || missing+=(iptables)
 [ -x /usr/lib/podman/aardvark-dns ] || missing+=(aardvark-dns)
 command -v podman-compose >/dev/null || missing+=(podman-compose)
 # The agent's eBPF exec probe (scripts/build-exec-probe.sh); bpftrace is only its benchmark's anchor.
