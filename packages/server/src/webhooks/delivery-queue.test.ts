@@ -695,6 +695,25 @@ for (const engine of ENGINES) {
         );
       });
 
+      it('matches each signal of one call (one transaction) on its own tenant, severity and type', async () => {
+        await setEndpoint('e1', { min_severity: 4 });
+        await setEndpoint('e2', { signal_types: JSON.stringify(['ssh_login']) });
+        const cases: [SignalTable, string[]][] = [
+          [{ ...signal('t1'), severity: 3 }, []],
+          [{ ...signal('t1'), severity: 4 }, ['e1']],
+          [{ ...signal('t1'), severity: 3 }, []],
+          [{ ...signal('t1'), severity: 3, signal_type: 'ssh_login' }, ['e2']],
+          [{ ...signal('t2'), severity: 3 }, ['e4']],
+          [{ ...signal('t1'), severity: 4, signal_type: 'ssh_login' }, ['e1', 'e2']],
+          [{ ...signal('t1'), severity: 4 }, ['e1']],
+        ];
+        const results = await queue.enqueue(cases.map(([s]) => ({ signal: s })));
+        for (const [i, r] of results.entries()) {
+          assert.ok(r.ok);
+          assert.deepEqual(await endpointsOf(r.deliveryIds), cases[i][1], `signal ${i}`);
+        }
+      });
+
       it('writes an operational event for the subscribed endpoints other than the one it is about', async () => {
         await setEndpoint('e1', { event_mask: 1 | 4 });
         await setEndpoint('e2', { event_mask: 4 });
