@@ -373,6 +373,20 @@ for (const engine of ENGINES) {
         assert.equal(again[0].delivery.lease_until, at(2 * LEASE_MS + 1).toISOString());
       });
 
+      it('takes back run-out leases that another queue wrote (a process that crashed), and each of several', async () => {
+        await enqueue(signal('t1'), 'e1');
+        await enqueue(signal('t1'), 'e1');
+        assert.equal((await claim(T0)).length, 2);
+        const restarted = engine.queueOf(db);
+        const claimAt = (ms: number, perEndpoint: number) =>
+          restarted.claim({ now: at(ms), leaseMs: LEASE_MS, limit: 100, perEndpoint, busy: new Map() });
+        assert.deepEqual(await claimAt(LEASE_MS - 1, 1), [], 'not before they run out');
+        assert.equal((await claimAt(LEASE_MS + 1, 1)).length, 1, 'one: the endpoint takes one at a time');
+        assert.equal((await claimAt(LEASE_MS + 2, 1)).length, 1, 'the other, at the next claim');
+        assert.deepEqual(await claimAt(LEASE_MS + 3, 1), []);
+        assert.equal((await claimAt(2 * LEASE_MS + 3, 2)).length, 2, 'both, once their new leases ran out');
+      });
+
       it('claims a delivery whose endpoint was disabled meanwhile, with the row saying so (the worker abandons it)', async () => {
         await enqueue(signal('t1'), 'e1');
         await db.updateTable('webhook_endpoints').set({ enabled: 0 }).where('id', '=', 'e1').execute();
@@ -667,6 +681,7 @@ for (const engine of ENGINES) {
       const setEndpoint = (id: string, changes: Record<string, unknown>) =>
         db.updateTable('webhook_endpoints').set(changes).where('id', '=', id).execute();
       const endpointsOf = async (ids: string[]) => {
+        if (ids.length === 0) return [];
         const rows = await db.selectFrom('webhook_deliveries').select('endpoint_id').where('id', 'in', ids).execute();
         return rows.map((r) => r.endpoint_id).sort();
       };
