@@ -73,8 +73,8 @@ const SQL_EXPIRED = `
 const SQL_FIRST_LEASE_END = `select min(lease_until) as lease_until from webhook_deliveries where state = 'delivering'`;
 /**
  * Takes the lease on the rows (a JSON array of ids, each found by its primary key) that are
- * still due. One statement for a claim's rows: one per row cost ~40 % more (its RETURNING's
- * set-up each time).
+ * still due. One statement for a claim's rows: with a statement per row, leasing and reading
+ * the signals cost ~70 % more (34.6 against 20.5 µs per delivery, side by side).
  */
 const SQL_LEASE = `
   update webhook_deliveries set state = 'delivering', lease_until = ?
@@ -215,7 +215,7 @@ export class SqliteDeliveryQueue implements DeliveryQueue {
       if (chosen.length >= limit) break;
     }
     const claimed = chosen.length === 0 ? [] : leaseRows(sql, chosen, leaseUntil, nowIso);
-    if (claimed.length > 0) this.firstLeaseEndMs = Math.min(this.firstLeaseEndMs, now.getTime() + leaseMs);
+    if (claimed.length > 0) this.firstLeaseEndMs = Math.min(this.firstLeaseEndMs, nowMs + leaseMs);
     // What the rate limits spend is what was leased (a row no longer due is not).
     const leased = new Map<string, number>();
     for (const { delivery } of claimed) leased.set(delivery.endpoint_id, (leased.get(delivery.endpoint_id) ?? 0) + 1);
