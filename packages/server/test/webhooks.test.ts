@@ -1091,23 +1091,29 @@ describe('metrics', () => {
       const age = m2.get('guard_webhook_oldest_due_seconds') ?? -1;
       assert.ok(age >= 0.1 && age < 30, `oldest due delivery is ${age} s old`);
       await apiCall(hangServer, 'PATCH', `/v1/webhooks/endpoints/${h.id}`, t2.adminToken, { enabled: false });
+      // Disabling failed the two waiting deliveries at once (no attempt, so not counted); the
+      // four attempts in flight time out and are failed without a retry. The queue's depth is
+      // the database's, and the counters move once the worker has the outcomes' commit back: a
+      // scrape in between sees the queue drained with a failure still uncounted, so the wait
+      // is for both.
+      const counted = (m: Map<string, number>, k: string) => (m.get(k) ?? 0) - (base.get(k) ?? 0);
+      const failed = 'guard_webhook_deliveries_total{outcome="failed"}';
       let m3 = m2;
       await waitFor(
         async () => {
           m3 = await scrapeMetrics(hangServer);
           return (
-            depth(m3, 'delivering') === depth(base, 'delivering') && depth(m3, 'pending') === depth(base, 'pending')
+            depth(m3, 'delivering') === depth(base, 'delivering') &&
+            depth(m3, 'pending') === depth(base, 'pending') &&
+            counted(m3, failed) >= 4
           );
         },
-        'the queue to drain (the 5 s attempt timeout)',
+        'the queue to drain and its four failures to be counted (the 5 s attempt timeout)',
         30_000,
       );
       assert.equal(m3.get('guard_webhook_oldest_due_seconds'), base.get('guard_webhook_oldest_due_seconds'));
-      // Disabling failed the two waiting deliveries at once (no attempt, so not counted); the
-      // four attempts in flight time out and are failed without a retry.
-      const counted = (m: Map<string, number>, k: string) => (m.get(k) ?? 0) - (base.get(k) ?? 0);
       assert.equal(counted(m3, 'guard_webhook_deliveries_total{outcome="retrying"}'), 0, 'no retry once disabled');
-      assert.equal(counted(m3, 'guard_webhook_deliveries_total{outcome="failed"}'), 4, 'the timed-out attempts');
+      assert.equal(counted(m3, failed), 4, 'the timed-out attempts');
     } finally {
       await hangServer.close();
       await stuck.close();
