@@ -2,6 +2,13 @@
 // principal with it, handed this function by the wiring). Prepared SQL on either engine, not a
 // query built per call (building it costs more than running it); last_seen_at is written at
 // most once a minute per agent.
+//
+// The keys asked for in the same turn of the event loop are read by one statement, as the
+// outbox writes the signals of a turn in one transaction: under load, agents' requests arrive
+// together, and on PostgreSQL each statement is a round trip that wakes a backend. While
+// `maxInFlight` statements run, the keys asked for meanwhile wait and go together in the next.
+// Nothing is cached: every request's key is read from the database after the request arrived,
+// so a key revoked before that is refused.
 
 import type { AgentKeyLookup, AgentPrincipal } from '../auth/index.ts';
 import { type Db, engineOf, pgPool, withStatements } from '../db/index.ts';
@@ -9,7 +16,11 @@ import { type Db, engineOf, pgPool, withStatements } from '../db/index.ts';
 /** An agent's last_seen_at is written when it is older than this: one write a minute per busy agent. */
 export const AGENT_SEEN_INTERVAL_MS = 60_000;
 
-interface AgentRow {
+/** The most keys one statement reads; more wait for the next. */
+export const KEYS_PER_STATEMENT = 256;
+
+export interface AgentRow {
+  api_key_hash: string;
   id: string;
   tenant_id: string;
   hostname: string;
@@ -17,41 +28,123 @@ interface AgentRow {
   last_seen_at: string | null;
 }
 
-const SELECT_SQLITE =
-  'select id, tenant_id, hostname, environment, last_seen_at from agents where api_key_hash = ? and revoked_at is null';
-const SELECT_PG =
-  'select id, tenant_id, hostname, environment, last_seen_at from agents where api_key_hash = $1 and revoked_at is null';
+const COLUMNS = 'api_key_hash, id, tenant_id, hostname, environment, last_seen_at';
+const SQLITE_ONE = `select ${COLUMNS} from agents where api_key_hash = ? and revoked_at is null`;
+const SQLITE_MANY = `select ${COLUMNS} from agents where api_key_hash in (select value from json_each(?)) and revoked_at is null`;
+const SQLITE_SEEN = 'update agents set last_seen_at = ? where id in (select value from json_each(?))';
+const PG_MANY = `select ${COLUMNS} from agents where api_key_hash = any($1::text[]) and revoked_at is null`;
+const PG_SEEN = 'update agents set last_seen_at = $1 where id = any($2::text[])';
 
-export function agentKeyLookup(db: Db): AgentKeyLookup {
-  const stale = (agent: AgentRow, at: Date) =>
-    agent.last_seen_at === null || at.getTime() - Date.parse(agent.last_seen_at) >= AGENT_SEEN_INTERVAL_MS;
-  const principal = (agent: AgentRow | undefined): AgentPrincipal | undefined =>
+/** Reads the live agents of some key hashes and marks those not seen for a minute as seen at `at`. */
+export type ReadAgents = (hashes: string[], at: Date) => Promise<AgentRow[]>;
+
+/**
+ * `maxInFlight`: statements at once (default: 1 on SQLite, whose statements take turns on its
+ * one connection anyway; 2 on PostgreSQL, as the outbox).
+ */
+export function agentKeyLookup(db: Db, options: { maxInFlight?: number } = {}): AgentKeyLookup {
+  const sqlite = engineOf(db) === 'sqlite';
+  return batchedByTurn(sqlite ? readSqlite(db) : readPostgres(db), options.maxInFlight ?? (sqlite ? 1 : 2));
+}
+
+const unseenSince = (at: Date) => (agent: AgentRow) =>
+  agent.last_seen_at === null || at.getTime() - Date.parse(agent.last_seen_at) >= AGENT_SEEN_INTERVAL_MS;
+
+function readSqlite(db: Db): ReadAgents {
+  return (hashes, at) =>
+    withStatements(db, (sql) => {
+      const rows =
+        hashes.length === 1
+          ? sql.all<AgentRow>(SQLITE_ONE, hashes[0])
+          : sql.all<AgentRow>(SQLITE_MANY, JSON.stringify(hashes));
+      const unseen = rows.filter(unseenSince(at)).map((agent) => agent.id);
+      if (unseen.length > 0) sql.run(SQLITE_SEEN, at.toISOString(), JSON.stringify(unseen));
+      return rows;
+    });
+}
+
+function readPostgres(db: Db): ReadAgents {
+  return async (hashes, at) => {
+    const { rows } = await pgPool(db).query<AgentRow>({
+      name: 'guard_agents_by_keys',
+      text: PG_MANY,
+      values: [hashes],
+    });
+    const unseen = rows.filter(unseenSince(at)).map((agent) => agent.id);
+    if (unseen.length > 0)
+      await pgPool(db).query({ name: 'guard_agents_seen', text: PG_SEEN, values: [at.toISOString(), unseen] });
+    return rows;
+  };
+}
+
+interface Waiting {
+  at: Date;
+  resolve: (principal: AgentPrincipal | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The lookup of one key, its statement shared with the other keys asked for in the same turn. */
+export function batchedByTurn(read: ReadAgents, maxInFlight: number): AgentKeyLookup {
+  /** Each key hash waiting for a statement, with its requests (one agent's requests share a read). */
+  let waiting = new Map<string, Waiting[]>();
+  let scheduled = false;
+  let inFlight = 0;
+
+  const schedule = () => {
+    if (scheduled || waiting.size === 0 || inFlight >= maxInFlight) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
+
+  const flush = () => {
+    scheduled = false;
+    let batch = waiting;
+    if (waiting.size <= KEYS_PER_STATEMENT) waiting = new Map();
+    else {
+      batch = new Map([...waiting].slice(0, KEYS_PER_STATEMENT));
+      for (const hash of batch.keys()) waiting.delete(hash);
+    }
+    // Seen at the latest of the batch's request times (all of one turn).
+    let at = 0;
+    for (const requests of batch.values()) for (const request of requests) at = Math.max(at, request.at.getTime());
+    inFlight++;
+    schedule();
+    read([...batch.keys()], new Date(at))
+      .finally(() => {
+        inFlight--;
+        schedule();
+      })
+      .then(
+        (rows) => {
+          const byHash = new Map(rows.map((row) => [row.api_key_hash, row]));
+          for (const [hash, requests] of batch) {
+            const agent = byHash.get(hash);
+            for (const request of requests) request.resolve(principalOf(agent));
+          }
+        },
+        (error: unknown) => {
+          for (const requests of batch.values()) for (const request of requests) request.reject(error);
+        },
+      );
+  };
+
+  return (hash, at) =>
+    new Promise((resolve, reject) => {
+      const requests = waiting.get(hash);
+      if (requests) requests.push({ at, resolve, reject });
+      else waiting.set(hash, [{ at, resolve, reject }]);
+      schedule();
+    });
+}
+
+function principalOf(agent: AgentRow | undefined): AgentPrincipal | undefined {
+  return (
     agent && {
       kind: 'agent',
       agentId: agent.id,
       tenantId: agent.tenant_id,
       hostname: agent.hostname,
       environment: agent.environment,
-    };
-  if (engineOf(db) === 'sqlite')
-    return async (hash, at) =>
-      principal(
-        await withStatements(db, (sql) => {
-          const row = sql.get<AgentRow>(SELECT_SQLITE, hash);
-          if (row && stale(row, at))
-            sql.run('update agents set last_seen_at = ? where id = ?', at.toISOString(), row.id);
-          return row;
-        }),
-      );
-  return async (hash, at) => {
-    const agent = (await pgPool(db).query<AgentRow>({ name: 'guard_agent_by_key', text: SELECT_PG, values: [hash] }))
-      .rows[0];
-    if (agent && stale(agent, at))
-      await pgPool(db).query({
-        name: 'guard_agent_seen',
-        text: 'update agents set last_seen_at = $1 where id = $2',
-        values: [at.toISOString(), agent.id],
-      });
-    return principal(agent);
-  };
+    }
+  );
 }
