@@ -1,5 +1,5 @@
 // The delivery queue alone (issue 25, item 3): `npm run bench:queue-cycle [-- --engine sqlite|postgres|both
-// --deliveries N --group G --endpoints E]`. No HTTP, no receiver: each cycle enqueues 16 signals
+// --deliveries N --group G --endpoints E --merged]`. No HTTP, no receiver: each cycle enqueues 16 signals
 // in group commits of G (as concurrent POSTs share one), claims them and records their outcomes
 // (succeeded), as the worker does, over and over — so the figures are the queue's statements
 // and nothing else. Each engine runs twice, in a fresh database each time: with the one endpoint
@@ -18,7 +18,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { type Db, openDatabase } from '../packages/server/src/db/index.ts';
+import type { ClaimedDelivery, OutcomePolicy } from '../packages/server/src/webhooks/delivery-queue.ts';
 import { createDeliveryQueue } from '../packages/server/src/webhooks/index.ts';
+import type { AttemptOutcome } from '../packages/server/src/webhooks/outcome-policy.ts';
 import { type PgCluster, startPgCluster } from '../packages/server/test/postgres-cluster.ts';
 import { testEndpoint, testSignal } from '../packages/server/test/signals.ts';
 import { fmt, load1, table, treeCpuMs } from './lib-receiver.ts';
@@ -29,12 +31,14 @@ const { values } = parseArgs({
     deliveries: { type: 'string', default: '8000' },
     group: { type: 'string', default: '4' },
     endpoints: { type: 'string', default: '5000' },
+    merged: { type: 'boolean', default: false },
   },
 });
 const ENGINES = values.engine === 'both' ? (['sqlite', 'postgres'] as const) : [values.engine as 'sqlite' | 'postgres'];
 const N = Number(values.deliveries);
 const GROUP = Number(values.group);
 const IDLE = Number(values.endpoints);
+const MERGED = values.merged;
 const CLAIM = 16;
 const WARM_UP = 1000;
 if (![N, GROUP, IDLE].every((v) => Number.isInteger(v) && v >= 0) || GROUP < 1 || GROUP > CLAIM || N < CLAIM)
@@ -62,10 +66,43 @@ async function seed(db: Db, idle: number): Promise<void> {
       .execute();
 }
 
-/** Enqueue, claim, record, until n deliveries have been recorded. */
+/** What the worker's policy decides for a 2xx: succeeded, its attempt logged, no streak. */
+const succeeded: OutcomePolicy = (o) => ({
+  outcome: 'succeeded',
+  delivery: { kind: 'succeeded', attempts: o.attempt, lastStatus: 200, completedAt: new Date().toISOString() },
+  attempt: {
+    attempt: o.attempt,
+    startedAt: o.startedAt.toISOString(),
+    durationMs: o.durationMs,
+    status: 200,
+    error: null,
+    responseExcerpt: 'ok',
+  },
+  failingSince: undefined,
+  failureStreak: undefined,
+  alert: undefined,
+  disable: undefined,
+});
+
+const answered = (claimed: ClaimedDelivery[]): AttemptOutcome[] =>
+  claimed.map((c) => ({
+    delivery: c.delivery,
+    attempt: 1,
+    startedAt: new Date(),
+    durationMs: 3,
+    result: { kind: 'response' as const, status: 200, retryAfter: undefined, excerpt: 'ok' },
+    sent: { signature: 'sha256=00', standardSignature: 'v1,00', traceparent: null },
+  }));
+
+/**
+ * Enqueue, claim, record, until n deliveries have been recorded. With --merged, each cycle's
+ * outcomes are recorded with the next cycle's claim (recordOutcomesAndClaim, as the worker
+ * does when outcomes wait at a claim), where the queue has it; else by recordOutcomes first.
+ */
 async function cycle(db: Db, n: number): Promise<number> {
   const queue = createDeliveryQueue(db);
   let done = 0;
+  let waiting: AttemptOutcome[] = [];
   while (done < n) {
     const groups = [];
     for (let k = 0; k < CLAIM; k += GROUP)
@@ -75,42 +112,31 @@ async function cycle(db: Db, n: number): Promise<number> {
         ),
       );
     await Promise.all(groups);
-    const claimed = await queue.claim({
+    const request = {
       now: new Date(Date.now() + 1000),
       leaseMs: 60_000,
       limit: CLAIM,
       perEndpoint: CLAIM,
       busy: new Map(),
-    });
-    const outcomes = claimed.map((c) => ({
-      delivery: c.delivery,
-      attempt: 1,
-      startedAt: new Date(),
-      durationMs: 3,
-      result: { kind: 'response' as const, status: 200, retryAfter: undefined, excerpt: 'ok' },
-      sent: { signature: 'sha256=00', standardSignature: 'v1,00', traceparent: null },
-    }));
-    // What the worker's policy decides for a 2xx: succeeded, its attempt logged, no streak.
-    const completedAt = new Date().toISOString();
-    await queue.recordOutcomes(outcomes, (o) => ({
-      outcome: 'succeeded',
-      delivery: { kind: 'succeeded', attempts: o.attempt, lastStatus: 200, completedAt },
-      attempt: {
-        attempt: o.attempt,
-        startedAt: o.startedAt.toISOString(),
-        durationMs: o.durationMs,
-        status: 200,
-        error: null,
-        responseExcerpt: 'ok',
-      },
-      failingSince: undefined,
-      failureStreak: undefined,
-      alert: undefined,
-      disable: undefined,
-    }));
-    done += claimed.length;
+    };
+    if (!MERGED) {
+      const claimed = await queue.claim(request);
+      await queue.recordOutcomes(answered(claimed), succeeded);
+      done += claimed.length;
+      continue;
+    }
+    let claimed: ClaimedDelivery[];
+    if (waiting.length > 0 && queue.recordOutcomesAndClaim)
+      claimed = (await queue.recordOutcomesAndClaim(waiting, succeeded, request)).claimed;
+    else {
+      if (waiting.length > 0) await queue.recordOutcomes(waiting, succeeded);
+      claimed = await queue.claim(request);
+    }
+    done += waiting.length;
+    waiting = answered(claimed);
   }
-  return done;
+  if (waiting.length > 0) await queue.recordOutcomes(waiting, succeeded);
+  return done + waiting.length;
 }
 
 interface Run {

@@ -675,6 +675,90 @@ for (const engine of ENGINES) {
           [[first, 500]],
         );
       });
+
+      const recordAndClaim = (outcomes: AttemptOutcome[], policy: OutcomePolicy, now: Date, perEndpoint = 16) => {
+        const request = { now, leaseMs: LEASE_MS, limit: 10, perEndpoint, busy: new Map<string, number>() };
+        return queue.recordOutcomesAndClaim
+          ? queue.recordOutcomesAndClaim(outcomes, policy, request)
+          : (async () => ({
+              recorded: await queue.recordOutcomes(outcomes, policy),
+              claimed: await queue.claim(request),
+            }))();
+      };
+
+      it('outcomes with the next claim: a retry not yet due stays pending, the waiting ones of every endpoint are claimed', async () => {
+        const [first] = await enqueue(signal('t1'), 'e1');
+        const [second] = await enqueue(signal('t1'), 'e1');
+        const [other] = await enqueue(signal('t1'), 'e2');
+        const [c] = await claim(T0, 1);
+        assert.equal(c.delivery.id, first);
+        const { recorded, claimed } = await recordAndClaim([outcomeOf(c.delivery)], (o) => retry(o, at(60_000)), at(1));
+        assert.deepEqual(
+          recorded.decisions.map((d) => d?.outcome),
+          ['retrying'],
+        );
+        assert.deepEqual(claimed.map((x) => x.delivery.id).sort(), [second, other].sort());
+        const rows = new Map((await deliveries()).map((d) => [d.id, d]));
+        assert.deepEqual(
+          [rows.get(first)?.state, rows.get(first)?.attempts, rows.get(first)?.next_attempt_at],
+          ['pending', 1, at(60_000).toISOString()],
+        );
+        assert.deepEqual([rows.get(second)?.state, rows.get(other)?.state], ['delivering', 'delivering']);
+        assert.equal((await db.selectFrom('webhook_attempts').select('id').execute()).length, 1);
+        // Claimed again once due, attempt 2.
+        const [again] = await claim(at(60_000));
+        assert.deepEqual([again.delivery.id, again.delivery.attempts], [first, 1]);
+      });
+
+      it("outcomes with the next claim: a retry they make due now, its endpoint's only work, is claimed by it", async () => {
+        const [only] = await enqueue(signal('t1'), 'e1');
+        const [c] = await claim(T0, 1);
+        const { claimed } = await recordAndClaim([outcomeOf(c.delivery)], (o) => retry(o, T0), at(1));
+        assert.deepEqual(
+          claimed.map((x) => [x.delivery.id, x.delivery.attempts]),
+          [[only, 1]],
+        );
+      });
+
+      it('outcomes with the next claim that disable an endpoint: none of its deliveries is claimed, the others are', async () => {
+        const [first] = await enqueue(signal('t1'), 'e1');
+        const [waiting] = await enqueue(signal('t1'), 'e1');
+        const [other] = await enqueue(signal('t1'), 'e2');
+        const [c] = await claim(T0, 1);
+        assert.equal(c.delivery.id, first);
+        const reason = 'disabled automatically: every delivery attempt failed since …';
+        const { recorded, claimed } = await recordAndClaim(
+          [outcomeOf(c.delivery)],
+          (o) => ({ ...retry(o, at(60_000)), disable: { reason, at: at(1).toISOString() } }),
+          at(1),
+        );
+        assert.deepEqual([...recorded.disabled], [['e1', reason]]);
+        assert.deepEqual(
+          claimed.map((x) => x.delivery.id),
+          [other],
+        );
+        const rows = new Map((await deliveries()).map((d) => [d.id, d]));
+        assert.deepEqual([rows.get(first)?.state, rows.get(waiting)?.state], ['failed', 'failed']);
+      });
+
+      it('outcomes with the next claim fail together: a failed write leaves the leases and claims nothing', async () => {
+        const [first] = await enqueue(signal('t1'), 'e1');
+        const [second] = await enqueue(signal('t1'), 'e2');
+        const [c] = await claim(T0, 1);
+        assert.equal(c.delivery.id, first);
+        // An attempt without its number: the outcomes' write fails on the column's NOT NULL.
+        const broken = (o: AttemptOutcome): OutcomeDecision => {
+          const decided = retry(o, at(60_000));
+          return { ...decided, attempt: decided.attempt && { ...decided.attempt, attempt: null as unknown as number } };
+        };
+        await assert.rejects(recordAndClaim([outcomeOf(c.delivery)], broken, at(1)), /null/i);
+        const rows = new Map((await deliveries()).map((d) => [d.id, d]));
+        assert.deepEqual(
+          [rows.get(first)?.state, rows.get(first)?.attempts, rows.get(second)?.state],
+          ['delivering', 0, 'pending'],
+        );
+        assert.equal((await db.selectFrom('webhook_attempts').select('id').execute()).length, 0);
+      });
     });
 
     describe('subscriptions and filters (enqueue)', () => {
