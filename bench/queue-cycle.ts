@@ -18,9 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { type Db, openDatabase } from '../packages/server/src/db/index.ts';
-import type { ClaimedDelivery, OutcomePolicy } from '../packages/server/src/webhooks/delivery-queue.ts';
-import { createDeliveryQueue } from '../packages/server/src/webhooks/index.ts';
-import type { AttemptOutcome } from '../packages/server/src/webhooks/outcome-policy.ts';
+import { createDeliveryQueue, type DeliveryQueue } from '../packages/server/src/webhooks/index.ts';
 import { type PgCluster, startPgCluster } from '../packages/server/test/postgres-cluster.ts';
 import { testEndpoint, testSignal } from '../packages/server/test/signals.ts';
 import { fmt, load1, table, treeCpuMs } from './lib-receiver.ts';
@@ -46,6 +44,11 @@ if (![N, GROUP, IDLE].every((v) => Number.isInteger(v) && v >= 0) || GROUP < 1 |
 for (const e of ENGINES) if (e !== 'sqlite' && e !== 'postgres') throw new Error(`unknown --engine ${e}`);
 
 const T0 = new Date();
+
+// The queue's own types, through its face.
+type ClaimedDelivery = Awaited<ReturnType<DeliveryQueue['claim']>>[number];
+type AttemptOutcome = Parameters<DeliveryQueue['recordOutcomes']>[0][number];
+type OutcomePolicy = Parameters<DeliveryQueue['recordOutcomes']>[1];
 
 async function seed(db: Db, idle: number): Promise<void> {
   await db
