@@ -70,7 +70,11 @@ function readPostgres(db: Db): ReadAgents {
       text: PG_MANY,
       values: [hashes],
     });
-    const unseen = rows.filter(unseenSince(at)).map((agent) => agent.id);
+    // In id order: two replicas marking the same agents seen lock their rows in one order, never in a circle.
+    const unseen = rows
+      .filter(unseenSince(at))
+      .map((agent) => agent.id)
+      .sort();
     if (unseen.length > 0)
       await pgPool(db).query({ name: 'guard_agents_seen', text: PG_SEEN, values: [at.toISOString(), unseen] });
     return rows;
