@@ -1,10 +1,29 @@
-// Rows as the outbox finds and stores them, for the queue, outbox and retention tests (and
-// bench/queue-cycle): a tenant's webhook endpoint, and one tenant's sudo command on web-1,
-// received at `receivedAt`.
+// Rows as the outbox finds and stores them, for the queue, outbox, agent-key and retention tests
+// (and bench/queue-cycle): a tenant's enrolled agent, a tenant's webhook endpoint, and one
+// tenant's sudo command on web-1, received at `receivedAt`.
 
-import type { SignalTable, WebhookEndpointTable } from '../src/db/index.ts';
+import type { AgentTable, SignalTable, WebhookEndpointTable } from '../src/db/index.ts';
 import { timeOrderedId } from '../src/kernel/ids.ts';
 import { NEW_ENDPOINT_DEFAULTS } from '../src/webhooks/subscriptions.ts';
+
+/** An agent of `tenantId` enrolled at `enrolledAt`, its key hash `hash-<id>`, host `host-<id>`, never seen. */
+export function testAgent(id: string, tenantId: string, enrolledAt: Date, extra: Partial<AgentTable> = {}): AgentTable {
+  return {
+    id,
+    tenant_id: tenantId,
+    api_key_hash: `hash-${id}`,
+    hostname: `host-${id}`,
+    environment: 'prod',
+    agent_version: '0.1.0',
+    enrolled_at: enrolledAt.toISOString(),
+    revoked_at: null,
+    last_seen_at: null,
+    uptime_seconds: null,
+    agent_uptime_seconds: null,
+    last_heartbeat_at: null,
+    ...extra,
+  };
+}
 
 /** An endpoint row of `tenantId` at https://<id>.example/hook, its secret sealed as `sealed-<id>`. */
 export function testEndpoint(id: string, tenantId: string, enabled: number, createdAt: Date): WebhookEndpointTable {

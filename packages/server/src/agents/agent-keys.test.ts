@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { testAgent } from '../../test/signals.ts';
 import { openTestDatabase, type TestDatabase } from '../../test/test-database.ts';
 import type { AgentKeyLookup } from '../auth/index.ts';
 import type { Db } from '../db/index.ts';
@@ -28,23 +29,14 @@ describe('agentKeyLookup', () => {
     db = test.db;
     lookup = agentKeyLookup(db);
     await db.insertInto('tenants').values({ id: 't1', name: 'one', created_at: T0.toISOString() }).execute();
-    const agent = (id: string, revokedAt: string | null = null) => ({
-      id,
-      tenant_id: 't1',
-      api_key_hash: `hash-${id}`,
-      hostname: `host-${id}`,
-      environment: 'prod',
-      agent_version: '0.1.0',
-      enrolled_at: T0.toISOString(),
-      revoked_at: revokedAt,
-      last_seen_at: null,
-      uptime_seconds: null,
-      agent_uptime_seconds: null,
-      last_heartbeat_at: null,
-    });
     await db
       .insertInto('agents')
-      .values([agent('a1'), agent('a2'), agent('a3', T0.toISOString()), agent('a4')])
+      .values([
+        testAgent('a1', 't1', T0),
+        testAgent('a2', 't1', T0),
+        testAgent('a3', 't1', T0, { revoked_at: T0.toISOString() }),
+        testAgent('a4', 't1', T0),
+      ])
       .execute();
   });
   after(() => test.close());

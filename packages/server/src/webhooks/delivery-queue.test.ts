@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type pg from 'pg';
-import { testEndpoint, testSignal } from '../../test/signals.ts';
+import { testAgent, testEndpoint, testSignal } from '../../test/signals.ts';
 import { openTestDatabase, TEST_ENGINE, type TestDatabase } from '../../test/test-database.ts';
 import { type Db, pgHotPool, pgPool, type SignalTable, withStatements } from '../db/index.ts';
 import { timeOrderedId } from '../kernel/ids.ts';
@@ -165,23 +165,9 @@ for (const engine of ENGINES) {
       describe("an agent's idempotency key", () => {
         const keyed = (key: string, agentId = 'a1') => ({ ...signal('t1'), agent_id: agentId, idempotency_key: key });
         beforeEach(async () => {
-          const agent = (id: string) => ({
-            id,
-            tenant_id: 't1',
-            api_key_hash: `hash-${id}`,
-            hostname: id,
-            environment: 'prod',
-            agent_version: '0.1.0',
-            enrolled_at: T0.toISOString(),
-            revoked_at: null,
-            last_seen_at: null,
-            uptime_seconds: null,
-            agent_uptime_seconds: null,
-            last_heartbeat_at: null,
-          });
           await db
             .insertInto('agents')
-            .values([agent('a1'), agent('a2')])
+            .values([testAgent('a1', 't1', T0), testAgent('a2', 't1', T0)])
             .execute();
         });
         const signalCount = async () => (await db.selectFrom('signals').select('id').execute()).length;
