@@ -18,6 +18,7 @@ import {
   type Home,
   makeHome,
   type RunResult,
+  refusedUrl,
   sha256File,
   slogLine,
   TempDirs,
@@ -656,10 +657,7 @@ describe('against a stand-in service', () => {
   });
 
   it('a service that cannot be reached: connection errors are retried, then exit 1 naming the step', async () => {
-    const standIn = await startStandIn();
-    const url = standIn.url;
-    await standIn.close(); // nothing listens there any more
-    await writeEnrollmentFile(home, fakeEnrollment(url));
+    await writeEnrollmentFile(home, fakeEnrollment(await refusedUrl()));
     const r = await runAgent(uploadArgs(home, bundle));
     assert.equal(r.code, 1, describeRun(r));
     assert.equal((r.stderr.match(/presign: .*ECONNREFUSED.*; retrying in/g) ?? []).length, MAX_ATTEMPTS - 1, r.stderr);
@@ -878,9 +876,7 @@ describe('proxies', () => {
     before(async () => {
       h = await enrolled('proxy-config');
       b = await collect(h);
-      const gone = await startProxy();
-      dead = gone.url;
-      await gone.close(); // nothing listens there: a request sent through it fails
+      dead = await refusedUrl(); // nothing listens there: a request sent through it fails
     });
 
     /** Rewrites the home's config with a `proxy` mapping (the other keys as before). */
