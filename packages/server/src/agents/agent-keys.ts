@@ -12,11 +12,12 @@
 
 import type { AgentKeyLookup, AgentPrincipal } from '../auth/index.ts';
 import { type Db, engineOf, pgPool, withStatements } from '../db/index.ts';
+import { TurnBatcher } from '../kernel/turn-batcher.ts';
 
 /** An agent's last_seen_at is written when it is older than this: one write a minute per busy agent. */
 export const AGENT_SEEN_INTERVAL_MS = 60_000;
 
-/** The most keys one statement reads; more wait for the next. */
+/** The most requests, so the most keys, one statement reads; more wait for the next. */
 export const KEYS_PER_STATEMENT = 256;
 
 export interface AgentRow {
@@ -81,64 +82,19 @@ function readPostgres(db: Db): ReadAgents {
   };
 }
 
-interface Waiting {
-  at: Date;
-  resolve: (principal: AgentPrincipal | undefined) => void;
-  reject: (error: unknown) => void;
-}
-
 /** The lookup of one key, its statement shared with the other keys asked for in the same turn. */
 export function batchedByTurn(read: ReadAgents, maxInFlight: number): AgentKeyLookup {
-  /** Each key hash waiting for a statement, with its requests (one agent's requests share a read). */
-  let waiting = new Map<string, Waiting[]>();
-  let scheduled = false;
-  let inFlight = 0;
-
-  const schedule = () => {
-    if (scheduled || waiting.size === 0 || inFlight >= maxInFlight) return;
-    scheduled = true;
-    setImmediate(flush);
-  };
-
-  const flush = () => {
-    scheduled = false;
-    let batch = waiting;
-    if (waiting.size <= KEYS_PER_STATEMENT) waiting = new Map();
-    else {
-      batch = new Map([...waiting].slice(0, KEYS_PER_STATEMENT));
-      for (const hash of batch.keys()) waiting.delete(hash);
-    }
-    // Seen at the latest of the batch's request times (all of one turn).
-    let at = 0;
-    for (const requests of batch.values()) for (const request of requests) at = Math.max(at, request.at.getTime());
-    inFlight++;
-    schedule();
-    read([...batch.keys()], new Date(at))
-      .finally(() => {
-        inFlight--;
-        schedule();
-      })
-      .then(
-        (rows) => {
-          const byHash = new Map(rows.map((row) => [row.api_key_hash, row]));
-          for (const [hash, requests] of batch) {
-            const agent = byHash.get(hash);
-            for (const request of requests) request.resolve(principalOf(agent));
-          }
-        },
-        (error: unknown) => {
-          for (const requests of batch.values()) for (const request of requests) request.reject(error);
-        },
-      );
-  };
-
-  return (hash, at) =>
-    new Promise((resolve, reject) => {
-      const requests = waiting.get(hash);
-      if (requests) requests.push({ at, resolve, reject });
-      else waiting.set(hash, [{ at, resolve, reject }]);
-      schedule();
-    });
+  const batches = new TurnBatcher<{ hash: string; at: Date }, AgentPrincipal | undefined>(
+    async (requests) => {
+      // One agent's requests in a turn share one read; seen at the latest of the batch's request times.
+      const hashes = [...new Set(requests.map((request) => request.hash))];
+      const at = Math.max(...requests.map((request) => request.at.getTime()));
+      const byHash = new Map((await read(hashes, new Date(at))).map((row) => [row.api_key_hash, row]));
+      return requests.map((request) => ({ ok: true, value: principalOf(byHash.get(request.hash)) }));
+    },
+    { maxBatch: KEYS_PER_STATEMENT, maxInFlight },
+  );
+  return (hash, at) => batches.submit({ hash, at });
 }
 
 function principalOf(agent: AgentRow | undefined): AgentPrincipal | undefined {
