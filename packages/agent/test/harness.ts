@@ -5,7 +5,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { createHash, randomFillSync } from 'node:crypto';
 import { createReadStream, createWriteStream, readFileSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { connect, createServer, type Server } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -31,9 +31,10 @@ export const CAP_BYTES = 180 * MiB;
 export const WORK_DIR_PREFIX = '.guard-collect-';
 export const REDACTION_PATTERN = '^(api_key|enroll_token|.*_token|.*_secret)$';
 
+import { refusedUrl } from '../../server/test/loopback.ts';
 import { IS_ROOT, UNPRIVILEGED } from '../../server/test/unprivileged.ts';
 
-export { IS_ROOT, UNPRIVILEGED };
+export { IS_ROOT, refusedUrl, UNPRIVILEGED };
 
 // ---------------------------------------------------------------------------------------
 // Temp directories
@@ -164,29 +165,6 @@ export async function makeFifo(path: string): Promise<void> {
 }
 
 /** A listening Unix socket at `path`; close it after the test (closing removes the file). */
-/**
- * An http:// URL on 127.0.0.1 where a connection is refused, and stays refused: its port is
- * above the kernel's ephemeral range, where no listen(0) of a test (nor a client socket) lands.
- * A port a test server closed is free for the next one to take, mid-test.
- */
-export async function refusedUrl(): Promise<string> {
-  const range = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
-  const low = (range[1] ?? 60999) + 1;
-  for (let tries = 0; tries < 20; tries++) {
-    const port = low + Math.floor(Math.random() * (65536 - low));
-    const refused = await new Promise<boolean>((done) => {
-      const socket = connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        done(false);
-      });
-      socket.once('error', (error: NodeJS.ErrnoException) => done(error.code === 'ECONNREFUSED'));
-    });
-    if (refused) return `http://127.0.0.1:${port}`;
-  }
-  throw new Error(`no refused port found above ${low - 1}`);
-}
-
 export async function makeSocket(path: string): Promise<Server> {
   const server = createServer();
   await new Promise<void>((ok, fail) => server.once('error', fail).listen(path, ok));

@@ -542,7 +542,7 @@ export async function partialFiles(dataDir: string): Promise<string[]> {
 // ---------------------------------------------------------------------------------------
 // The real bin/guard-server in a child process
 
-export { freePort } from './loopback.ts';
+export { freePort, refusedUrl } from './loopback.ts';
 
 /** `guard-server setup --data-dir DIR --json`: one JSON object on stdout. */
 export async function setupCli(dataDir: string): Promise<SetupResult> {

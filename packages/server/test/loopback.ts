@@ -4,6 +4,7 @@
 
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -12,6 +13,10 @@ import { promisify } from 'node:util';
 
 const execFileP = promisify(execFile);
 
+/**
+ * A port free now, for a server to listen on. Closed again, so another listen(0) may take it:
+ * a URL that must stay unreachable is refusedUrl's.
+ */
 export async function freePort(): Promise<number> {
   const srv = net.createServer();
   srv.listen(0, '127.0.0.1');
@@ -19,6 +24,29 @@ export async function freePort(): Promise<number> {
   const port = (srv.address() as net.AddressInfo).port;
   await new Promise((r) => srv.close(r));
   return port;
+}
+
+/**
+ * A URL on 127.0.0.1 where a connection is refused, and stays refused: its port is
+ * above the kernel's ephemeral range, where no listen(0) of a test (nor a client socket) lands.
+ * A port a test server closed is free for the next one to take, mid-test.
+ */
+export async function refusedUrl(scheme: 'http' | 'https' = 'http'): Promise<string> {
+  const range = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  const low = (range[1] ?? 60999) + 1;
+  for (let tries = 0; tries < 20; tries++) {
+    const port = low + Math.floor(Math.random() * (65536 - low));
+    const refused = await new Promise<boolean>((done) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        done(false);
+      });
+      socket.once('error', (error: NodeJS.ErrnoException) => done(error.code === 'ECONNREFUSED'));
+    });
+    if (refused) return `${scheme}://127.0.0.1:${port}`;
+  }
+  throw new Error(`no refused port found above ${low - 1}`);
 }
 
 export interface TestTls {

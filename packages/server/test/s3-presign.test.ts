@@ -14,10 +14,10 @@ import {
   api,
   type EnrolledAgent,
   enrollAgent,
-  freePort,
   PRESIGN_TTL_MS,
   presign,
   putObject,
+  refusedUrl,
   setupTenant,
   sha256Hex,
   startTestServer,
@@ -286,9 +286,9 @@ describe('an S3-compatible server that keeps no checksum', () => {
 describe('readiness with an S3 store', () => {
   it('/readyz is 503 naming the object store when the bucket cannot be reached, and the database as ok', async () => {
     useTestCredentials();
-    const port = await freePort(); // nothing listens there
+    const endpoint = await refusedUrl(); // nothing listens there
     const server = await startTestServer({
-      flags: { 'object-store': `s3://guard-bundles?endpoint=http://127.0.0.1:${port}&path_style=1` },
+      flags: { 'object-store': `s3://guard-bundles?endpoint=${endpoint}&path_style=1` },
     });
     try {
       const r = await api(server.url, 'GET', '/readyz');

@@ -18,6 +18,7 @@ import {
   freePort,
   isErrorShape,
   type Loose,
+  refusedUrl,
   type SpawnedServer,
   setupCli,
   sleep,
@@ -790,8 +791,7 @@ describe('failure logs (the real bin/guard-server, its log on stdout)', () => {
       };
       const bad = await create(receiver.url(failing));
       const good = await create(receiver.url(fine));
-      const closedPort = await freePort();
-      const refused = await create(`https://127.0.0.1:${closedPort}/nobody-listens`);
+      const refused = await create(`${await refusedUrl('https')}/nobody-listens`);
       const description = `log-test-description-${randomUUID()}`;
       const sig = await api(spawned.url, 'POST', '/v1/signals', {
         token: agent.api_key,
