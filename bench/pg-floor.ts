@@ -19,7 +19,7 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { startPgCluster } from '../packages/server/test/postgres-cluster.ts';
+import { startPgCluster, stopPgClusterSync } from '../packages/server/test/postgres-cluster.ts';
 import { testSignal } from '../packages/server/test/signals.ts';
 import { fmt, load1, table, treeCpuMs } from './lib-receiver.ts';
 
@@ -86,6 +86,8 @@ console.log(
     `${RUNS} runs; ${os.cpus().length} CPUs, node ${process.version}, load ${load1()}`,
 );
 const cluster = await startPgCluster({ durable: true, label: 'pg-floor' });
+// An uncaught error skips the finally below; the cluster goes with the process all the same.
+process.on('exit', () => stopPgClusterSync(cluster.dir));
 try {
   const rows: string[][] = [['run', "PostgreSQL's processes", 'this process (pg driver)', 'both', 'wall', 'load']];
   const figures: number[] = [];

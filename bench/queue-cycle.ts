@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { type Db, openDatabase } from '../packages/server/src/db/index.ts';
 import { createDeliveryQueue, type DeliveryQueue } from '../packages/server/src/webhooks/index.ts';
-import { type PgCluster, startPgCluster } from '../packages/server/test/postgres-cluster.ts';
+import { type PgCluster, startPgCluster, stopPgClusterSync } from '../packages/server/test/postgres-cluster.ts';
 import { testEndpoint, testSignal } from '../packages/server/test/signals.ts';
 import { fmt, load1, table, treeCpuMs } from './lib-receiver.ts';
 
@@ -207,6 +207,8 @@ const cluster = ENGINES.includes('postgres')
       settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' },
     })
   : undefined;
+// An uncaught error skips the finally below; the cluster goes with the process all the same.
+if (cluster) process.on('exit', () => stopPgClusterSync(cluster.dir));
 try {
   const rows: string[][] = [
     ['engine', 'CPU per delivery, 1 endpoint', `with ${IDLE} idle beside it`, '×', 'wall, 1 · with idle'],
