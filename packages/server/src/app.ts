@@ -10,7 +10,7 @@ import { agentKeyLookup, agentRoutes } from './agents/index.ts';
 import { auditRoutes } from './audit/index.ts';
 import { authenticateRequests, authRoutes } from './auth/index.ts';
 import { bundleRequestRoutes } from './bundle-requests/index.ts';
-import { collectionScheduleRoutes, requestOnCriticalSignal } from './collection-schedule/index.ts';
+import { collectionScheduleRoutes, criticalSignalTrigger } from './collection-schedule/index.ts';
 import { consoleRoutes } from './console/index.ts';
 import type { AppDeps } from './deps.ts';
 import { detectionRoutes } from './detection/index.ts';
@@ -81,11 +81,12 @@ export async function buildApp(
   await app.register(analyzerRoutes, deps); // analyzer rules (support staff), re-analysis
   const withWake = { ...deps, wakeDeliveries: deps.webhooks.wake };
   await app.register(collectionScheduleRoutes, deps); // the tenant's collection schedule (weekly, on critical signals)
+  const onCriticalSignal = criticalSignalTrigger(deps);
   await app.register(signalRoutes, {
     ...withWake,
     onCriticalSignal: async (signal) => {
       if (signal.agent_id === null) return;
-      const r = await requestOnCriticalSignal(deps, { ...signal, agent_id: signal.agent_id });
+      const r = await onCriticalSignal({ ...signal, agent_id: signal.agent_id });
       if (r.outcome !== 'off')
         app.log.info({ signalId: signal.id, serverId: signal.agent_id, ...r }, 'collection schedule: critical signal');
     },

@@ -279,6 +279,22 @@ describe('the collection schedule and its scheduler', () => {
     assert.equal(made[0].signal_id, later.json.signal_id);
     await finish(a1, a2);
 
+    // Critical signals of three tenants at once (their schedules are read together): each
+    // tenant's own schedule decides.
+    clock.advance(25 * HOUR);
+    const together = await Promise.all([signal(a1, 5), signal(a2, 5), signal(b1, 5), signal(c1, 5)]);
+    for (const r of together) assert.equal(r.status, 201, r.text);
+    made = (await requests(a)).filter((r) => r.trigger === 'critical_signal');
+    assert.equal(made.length, 5);
+    assert.deepEqual(
+      made
+        .slice(0, 2)
+        .map((r) => r.signal_id)
+        .sort(),
+      [together[0].json.signal_id, together[1].json.signal_id].sort(),
+    );
+    await finish(a1, a2);
+
     // Tenants without the part: b has a weekly one only, c none.
     assert.equal((await signal(b1, 5)).status, 201);
     assert.equal((await signal(c1, 5)).status, 201);
@@ -293,7 +309,7 @@ describe('the collection schedule and its scheduler', () => {
     });
     clock.advance(2 * HOUR);
     await signal(a1, 5);
-    assert.equal((await requests(a)).filter((r) => r.trigger === 'critical_signal').length, 3);
+    assert.equal((await requests(a)).filter((r) => r.trigger === 'critical_signal').length, 5);
   });
 });
 

@@ -67,6 +67,11 @@ export class CollectionSchedulesRepository {
     return this.#db.selectFrom('collection_schedules').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst();
   }
 
+  /** The rows of these tenants (a tenant that never set one has none). */
+  async rows(tenantIds: readonly string[]): Promise<CollectionScheduleTable[]> {
+    return this.#db.selectFrom('collection_schedules').selectAll().where('tenant_id', 'in', tenantIds).execute();
+  }
+
   /**
    * Replaces the tenant's setting; audited (`collection_schedule.update`) when it changed. A
    * weekly part whose weekday or hour is new (or newly on) starts from the next slot: the one

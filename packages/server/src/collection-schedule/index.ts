@@ -4,7 +4,7 @@
 export { collectionScheduleRoutes } from './routes.ts';
 export {
   type CriticalOutcome,
-  requestOnCriticalSignal,
+  criticalSignalTrigger,
   runWeeklySchedules,
   SCHEDULE_ACTOR,
   type ScheduleDeps,

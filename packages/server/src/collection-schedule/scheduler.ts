@@ -12,15 +12,20 @@
 //   one once when it is back. Then one request per online, non-revoked server of the tenant;
 //   a server that has an open request keeps it (one open request per server). A replica that
 //   dies between the claim and the requests loses that week's run (it is never made twice).
-// - On a critical signal (requestOnCriticalSignal, called by signal ingest): a request of the
+// - On a critical signal (criticalSignalTrigger, called by signal ingest): a request of the
 //   server that raised it, unless the part is off, the server has an open request, or the
 //   trigger made one of this server within min_interval_hours. Two signals at once make at
 //   most one: the second finds the first open (the one-open index holds across replicas).
+//   The schedules of the critical signals of one turn of the event loop are read by one
+//   statement (criticalSignalTrigger): under load, signals arrive together, and on PostgreSQL
+//   each read is a round trip. Nothing is cached: a signal's schedule is read after the signal
+//   was stored, so a part turned off before that makes no request.
 
 import { isOnline } from '../agents/index.ts';
 import type { AuditActor } from '../audit/index.ts';
 import { BundleRequestsRepository, type RequestTrigger } from '../bundle-requests/index.ts';
-import type { Db } from '../db/index.ts';
+import type { CollectionScheduleTable, Db } from '../db/index.ts';
+import { TurnBatcher } from '../kernel/turn-batcher.ts';
 import { CollectionSchedulesRepository } from './collection-schedule-repository.ts';
 import { latestSlot, type Weekday } from './slots.ts';
 
@@ -90,13 +95,33 @@ export type CriticalOutcome =
   | { outcome: 'open'; requestId: string }
   | { outcome: 'within_interval'; requestId: string };
 
-/** A critical signal of a server: ask it for a bundle if the tenant's schedule says so. */
-export async function requestOnCriticalSignal(
-  deps: ScheduleDeps,
-  signal: { id: string; tenant_id: string; agent_id: string },
-): Promise<CriticalOutcome> {
+/** The most tenants one read of the critical trigger takes; more wait for the next. */
+const SCHEDULES_PER_READ = 256;
+
+type CriticalSignal = { id: string; tenant_id: string; agent_id: string };
+
+/**
+ * The critical trigger: for a critical signal of a server, asks it for a bundle if the
+ * tenant's schedule says so. The schedules asked for in one turn are read together.
+ */
+export function criticalSignalTrigger(deps: ScheduleDeps): (signal: CriticalSignal) => Promise<CriticalOutcome> {
   const schedules = new CollectionSchedulesRepository(deps.db);
-  const row = await schedules.row(signal.tenant_id);
+  const reads = new TurnBatcher<string, CollectionScheduleTable | undefined>(
+    async (tenantIds) => {
+      const rows = new Map((await schedules.rows([...new Set(tenantIds)])).map((row) => [row.tenant_id, row]));
+      return tenantIds.map((tenantId) => ({ ok: true, value: rows.get(tenantId) }));
+    },
+    { maxBatch: SCHEDULES_PER_READ, maxInFlight: 2 },
+  );
+  return async (signal) => onCriticalSignal(deps, schedules, await reads.submit(signal.tenant_id), signal);
+}
+
+async function onCriticalSignal(
+  deps: ScheduleDeps,
+  schedules: CollectionSchedulesRepository,
+  row: CollectionScheduleTable | undefined,
+  signal: CriticalSignal,
+): Promise<CriticalOutcome> {
   if (row?.critical_enabled !== 1 || row.critical_min_interval_hours === null) return { outcome: 'off' };
   const now = deps.now();
   const since = new Date(now.getTime() - row.critical_min_interval_hours * 3_600_000).toISOString();
