@@ -101,6 +101,8 @@ interface Shared {
   cluster?: PgCluster;
   /** Statements run so far in a database of the cluster (pg_stat_statements, every statement its client sent). */
   statements?: (database: string) => Promise<number>;
+  /** With --statements: the calls so far of each statement text in a database of the cluster. */
+  statementKinds?: (database: string) => Promise<Map<string, number>>;
   redis?: RedisBinary;
 }
 
@@ -278,6 +280,8 @@ interface Throughput {
   statements: number;
   /** Of cpuUs, the PostgreSQL cluster's processes'; NaN without PostgreSQL. */
   dbCpuUs: number;
+  /** With --statements: the most called statements, with their calls per delivery. */
+  kinds: [statement: string, perDelivery: number][];
 }
 
 const waitMs = (n: number) => 60_000 + n * 10;
@@ -290,6 +294,11 @@ async function throughput(sys: Running, shared: Shared, n: number, batched?: { r
   const countStatements = () =>
     sys.database && shared.statements ? shared.statements(sys.database) : Promise.resolve(Number.NaN);
   const statements0 = await countStatements();
+  const countKinds = () =>
+    sys.database && shared.statementKinds
+      ? shared.statementKinds(sys.database)
+      : Promise.resolve(new Map<string, number>());
+  const kinds0 = await countKinds();
   const dbCpuMs = () => (sys.database && shared.cluster ? treeCpuMs(shared.cluster.pids().slice(0, 1)) : Number.NaN);
   const db0 = dbCpuMs();
   const cpu0 = sys.cpuMs();
@@ -312,7 +321,13 @@ async function throughput(sys: Running, shared: Shared, n: number, batched?: { r
   const cpu = sys.cpuMs() - cpu0;
   const db = dbCpuMs() - db0;
   const statements = ((await countStatements()) - statements0) / Math.max(1, w.distinct);
+  const kinds = [...(await countKinds())]
+    .map(([text, calls]): [string, number] => [text, (calls - (kinds0.get(text) ?? 0)) / Math.max(1, w.distinct)])
+    .filter(([, perDelivery]) => perDelivery > 0)
+    .sort((x, y) => y[1] - x[1])
+    .slice(0, 12);
   return {
+    kinds,
     statements,
     perS: w.distinct / ((w.lastUs - t0) / 1e6),
     cpuUs: (cpu * 1000) / Math.max(1, w.distinct),
@@ -324,6 +339,11 @@ async function throughput(sys: Running, shared: Shared, n: number, batched?: { r
     meanBytes: w.meanBytes,
     ingestPerS: n / (ingestUs / 1e6),
   };
+}
+
+/** --statements: a throughput run's most called statements, per delivery. */
+function printKinds(t: Throughput): void {
+  for (const [text, perDelivery] of t.kinds) console.log(`    ${perDelivery.toFixed(3).padStart(7)} × ${text}`);
 }
 
 interface Latency {
@@ -427,6 +447,8 @@ async function main(): Promise<void> {
       seconds: { type: 'string', default: '10' },
       runs: { type: 'string', default: '2' },
       only: { type: 'string', default: SYSTEMS.join(',') },
+      // Prints, for each system on PostgreSQL, its most called statements per delivery.
+      statements: { type: 'boolean', default: false },
     },
   });
   const n = Number(values.signals);
@@ -487,6 +509,15 @@ async function main(): Promise<void> {
             )
           ).rows[0].n,
         );
+      if (values.statements)
+        shared.statementKinds = async (database) => {
+          const { rows } = await admin.query<{ query: string; calls: string }>(
+            `select s.query, sum(s.calls) as calls from pg_stat_statements s
+             join pg_database d on d.oid = s.dbid where d.datname = $1 group by s.query`,
+            [database],
+          );
+          return new Map(rows.map((row) => [row.query.replace(/\s+/g, ' ').slice(0, 140), Number(row.calls)]));
+        };
       const version = execFileSync(join(postgresBinDir() ?? '', 'postgres'), ['--version'], {
         encoding: 'utf8',
       }).trim();
@@ -533,12 +564,14 @@ async function main(): Promise<void> {
             `  deliveries/s ${fmt(a.perS)}, CPU ${fmt(a.perS > 0 ? a.cpuUs : Number.NaN)} µs per delivery${dbShare(a)} (load ${a.load}); ` +
               `ingest answered ${fmt(a.ingestPerS)}/s; mean body ${fmt(a.meanBytes)} bytes${statementsOf(a)}${failures(a)}`,
           );
+          printKinds(a);
           let f: Throughput | undefined;
           if (sys.postBatch) {
             f = await throughput(sys, shared, n, { run: String(run) });
             console.log(
               `  batched ingest: deliveries/s ${fmt(f.perS)}, CPU ${fmt(f.cpuUs)} µs${dbShare(f)} (load ${f.load})${statementsOf(f)}${failures(f)}`,
             );
+            printKinds(f);
           }
           const b = await latency(sys, receiver, rate, seconds);
           console.log(`  at ${rate}/s ${latencyLine(b)}`);
