@@ -94,6 +94,12 @@ interface Running {
   stop(): Promise<void>;
 }
 
+interface StatementCount {
+  calls: number;
+  /** Execution time (pg_stat_statements' total_exec_time), ms; per delivery: µs. */
+  execMs: number;
+}
+
 interface Shared {
   dir: string;
   pki: TestPki;
@@ -101,8 +107,8 @@ interface Shared {
   cluster?: PgCluster;
   /** Statements run so far in a database of the cluster (pg_stat_statements, every statement its client sent). */
   statements?: (database: string) => Promise<number>;
-  /** With --statements: the calls so far of each statement text in a database of the cluster. */
-  statementKinds?: (database: string) => Promise<Map<string, number>>;
+  /** With --statements: the calls and execution ms so far of each statement text in a database of the cluster. */
+  statementKinds?: (database: string) => Promise<Map<string, StatementCount>>;
   redis?: RedisBinary;
 }
 
@@ -280,8 +286,8 @@ interface Throughput {
   statements: number;
   /** Of cpuUs, the PostgreSQL cluster's processes'; NaN without PostgreSQL. */
   dbCpuUs: number;
-  /** With --statements: the most called statements, with their calls per delivery. */
-  kinds: [statement: string, perDelivery: number][];
+  /** With --statements: the most called statements, with their calls and execution µs per delivery. */
+  kinds: [statement: string, perDelivery: StatementCount][];
 }
 
 const waitMs = (n: number) => 60_000 + n * 10;
@@ -297,7 +303,7 @@ async function throughput(sys: Running, shared: Shared, n: number, batched?: { r
   const countKinds = () =>
     sys.database && shared.statementKinds
       ? shared.statementKinds(sys.database)
-      : Promise.resolve(new Map<string, number>());
+      : Promise.resolve(new Map<string, StatementCount>());
   const kinds0 = await countKinds();
   const dbCpuMs = () => (sys.database && shared.cluster ? treeCpuMs(shared.cluster.pids().slice(0, 1)) : Number.NaN);
   const db0 = dbCpuMs();
@@ -322,9 +328,13 @@ async function throughput(sys: Running, shared: Shared, n: number, batched?: { r
   const db = dbCpuMs() - db0;
   const statements = ((await countStatements()) - statements0) / Math.max(1, w.distinct);
   const kinds = [...(await countKinds())]
-    .map(([text, calls]): [string, number] => [text, (calls - (kinds0.get(text) ?? 0)) / Math.max(1, w.distinct)])
-    .filter(([, perDelivery]) => perDelivery > 0)
-    .sort((x, y) => y[1] - x[1])
+    .map(([text, { calls, execMs }]): [string, StatementCount] => {
+      const before = kinds0.get(text) ?? { calls: 0, execMs: 0 };
+      const n = Math.max(1, w.distinct);
+      return [text, { calls: (calls - before.calls) / n, execMs: ((execMs - before.execMs) * 1000) / n }];
+    })
+    .filter(([, perDelivery]) => perDelivery.calls > 0)
+    .sort((x, y) => y[1].calls - x[1].calls)
     .slice(0, 12);
   return {
     kinds,
@@ -343,7 +353,8 @@ async function throughput(sys: Running, shared: Shared, n: number, batched?: { r
 
 /** --statements: a throughput run's most called statements, per delivery. */
 function printKinds(t: Throughput): void {
-  for (const [text, perDelivery] of t.kinds) console.log(`    ${perDelivery.toFixed(3).padStart(7)} × ${text}`);
+  for (const [text, { calls, execMs }] of t.kinds)
+    console.log(`    ${calls.toFixed(3).padStart(7)} × ${fmt(execMs, 1).padStart(6)} µs  ${text}`);
 }
 
 interface Latency {
@@ -511,12 +522,17 @@ async function main(): Promise<void> {
         );
       if (values.statements)
         shared.statementKinds = async (database) => {
-          const { rows } = await admin.query<{ query: string; calls: string }>(
-            `select s.query, sum(s.calls) as calls from pg_stat_statements s
+          const { rows } = await admin.query<{ query: string; calls: string; exec_ms: string }>(
+            `select s.query, sum(s.calls) as calls, sum(s.total_exec_time) as exec_ms from pg_stat_statements s
              join pg_database d on d.oid = s.dbid where d.datname = $1 group by s.query`,
             [database],
           );
-          return new Map(rows.map((row) => [row.query.replace(/\s+/g, ' ').slice(0, 140), Number(row.calls)]));
+          return new Map(
+            rows.map((row) => [
+              row.query.replace(/\s+/g, ' ').slice(0, 120),
+              { calls: Number(row.calls), execMs: Number(row.exec_ms) },
+            ]),
+          );
         };
       const version = execFileSync(join(postgresBinDir() ?? '', 'postgres'), ['--version'], {
         encoding: 'utf8',
