@@ -3,8 +3,9 @@
 // Signals created in the same turn of the event loop share that transaction (group commit:
 // one commit instead of one per request, the largest cost of ingest); the queue isolates
 // each, so a row that fails fails only its own request. At most `maxInFlight` transactions
-// run at once (the kernel's TurnBatcher): signals that arrive meanwhile wait and go together in the next one, so the
-// slower a commit (PostgreSQL's round trips and WAL flush), the more each one carries.
+// run at once (the kernel's TurnBatcher): signals that arrive meanwhile wait and go together in
+// the next one, so the slower a commit (PostgreSQL's round trips and WAL flush), the more each
+// one carries.
 // A signal that finds nothing in flight goes at once. An agent's idempotency key that a signal
 // holds already (even one written by the same batch, or committed by another replica while this
 // batch waited on the key) writes nothing: that signal answers (the queue's `existing`).
