@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { type Db, openDatabase } from '../packages/server/src/db/index.ts';
-import { createDeliveryQueue, type DeliveryQueue } from '../packages/server/src/webhooks/index.ts';
+import { createDeliveryQueue, type DeliveryQueue, ensurePartitions } from '../packages/server/src/webhooks/index.ts';
 import { type PgCluster, startPgCluster, stopPgClusterSync } from '../packages/server/test/postgres-cluster.ts';
 import { testEndpoint, testSignal } from '../packages/server/test/signals.ts';
 import { fmt, load1, table, treeCpuMs } from './lib-receiver.ts';
@@ -162,6 +162,8 @@ async function run(engine: 'sqlite' | 'postgres', idle: number, cluster: PgClust
   });
   const admin = url ? new pg.Client({ connectionString: url }) : undefined;
   try {
+    // The server's layout: this month's partitions and the next two's beside the default ones.
+    if (url) await ensurePartitions(db, new Date());
     await seed(db, idle);
     await admin?.connect();
     await admin?.query('create extension if not exists pg_stat_statements');

@@ -13,9 +13,10 @@ import { testAgent, testEndpoint, testSignal } from '../../test/signals.ts';
 import { openTestDatabase, TEST_ENGINE, type TestDatabase } from '../../test/test-database.ts';
 import { type Db, pgHotPool, pgPool, type SignalTable, withStatements } from '../db/index.ts';
 import { timeOrderedId } from '../kernel/ids.ts';
+import { ensurePartitions } from './delivery-partitions-postgres.ts';
 import type { ClaimedDelivery, DeliveryQueue, OutcomePolicy } from './delivery-queue.ts';
 import { createDeliveryQueue } from './delivery-queue-engine.ts';
-import { SQL_ENQUEUE, SQL_LOCK_DUE_ENDPOINTS } from './delivery-queue-postgres.ts';
+import { SQL_ENQUEUE, SQL_LOCK_DUE_ENDPOINTS, SQL_WRITE_OUTCOMES } from './delivery-queue-postgres.ts';
 import { SQL_DUE_ENDPOINTS } from './delivery-queue-sqlite.ts';
 import type { AttemptOutcome, EndpointHealth, OutcomeDecision } from './outcome-policy.ts';
 
@@ -924,28 +925,53 @@ for (const engine of ENGINES) {
         assert.equal(await setting(pgPool(db)), 'on');
       });
 
+    /** The nodes of the plan a hot-path connection makes for `statement` (once, as generic plans are). */
+    const planNodes = async (statement: string) => {
+      const client = await pgHotPool(db).connect();
+      try {
+        await client.query(`prepare probe as ${statement}`);
+        const params = Math.max(...[...statement.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+        const nulls = Array.from({ length: params }, () => 'null').join(', ');
+        const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(`explain (format json) execute probe(${nulls})`);
+        const nodes: { 'Relation Name'?: string; 'Index Name'?: string; 'Index Cond'?: string; 'Node Type': string }[] =
+          [];
+        const walk = (node: Record<string, unknown>) => {
+          nodes.push(node as (typeof nodes)[number]);
+          for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+        };
+        walk((rows[0]['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0].Plan);
+        return nodes;
+      } finally {
+        await client.query('deallocate probe').catch(() => {});
+        client.release();
+      }
+    };
+
     if (engine.shared)
       it("finds each signal's endpoints by its tenant, in the plan made once on empty tables", async () => {
-        const client = await pgHotPool(db).connect();
-        try {
-          await client.query(`prepare probe as ${SQL_ENQUEUE}`);
-          const nulls = Array.from({ length: 23 }, () => 'null').join(', ');
-          const { rows } = await client.query<{ 'QUERY PLAN': unknown }>(
-            `explain (format json) execute probe(${nulls})`,
+        const endpoints = (await planNodes(SQL_ENQUEUE)).filter((n) => n['Relation Name'] === 'webhook_endpoints');
+        assert.ok(endpoints.length > 0);
+        for (const n of endpoints)
+          assert.match(n['Index Cond'] ?? '', /\(tenant_id = i(_\d+)?\.tenant_id\)/, JSON.stringify(n));
+      });
+
+    if (engine.shared)
+      it('writes outcomes to the rows of their ids alone, in the plan made once on small month partitions', async () => {
+        // The server's layout: this month's partition and the next two beside the default one.
+        // A plan made over them while they are small once read a whole partition per batch.
+        await ensurePartitions(db, T0);
+        const nodes = await planNodes(SQL_WRITE_OUTCOMES);
+        // Every read of the table: a sequential scan, or the index scan that finds its rows.
+        const reads = ['Seq Scan', 'Index Scan', 'Index Only Scan', 'Bitmap Index Scan'];
+        const read = (table: string) =>
+          nodes.filter(
+            (n) => reads.includes(n['Node Type']) && (n['Index Name'] ?? n['Relation Name'] ?? '').startsWith(table),
           );
-          const scans: { 'Relation Name'?: string; 'Index Cond'?: string; 'Node Type': string }[] = [];
-          const walk = (node: Record<string, unknown>) => {
-            scans.push(node as (typeof scans)[number]);
-            for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
-          };
-          walk((rows[0]['QUERY PLAN'] as { Plan: Record<string, unknown> }[])[0].Plan);
-          const endpoints = scans.filter((n) => n['Relation Name'] === 'webhook_endpoints');
-          assert.ok(endpoints.length > 0);
-          for (const n of endpoints)
-            assert.match(n['Index Cond'] ?? '', /\(tenant_id = i(_\d+)?\.tenant_id\)/, JSON.stringify(n));
-        } finally {
-          await client.query('deallocate probe').catch(() => {});
-          client.release();
+        const deliveries = read('webhook_deliveries_p');
+        assert.ok(deliveries.length > 0);
+        for (const n of [...deliveries, ...read('webhook_endpoints')]) {
+          assert.notEqual(n['Node Type'], 'Seq Scan', JSON.stringify(n));
+          assert.match(n['Index Cond'] ?? '', /\(id = ANY \(\$(1|18)\)\)/, JSON.stringify(n));
         }
       });
 
