@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Role } from '../db/index.ts';
 import { ApiError, forbidden, unauthorized } from '../kernel/errors.ts';
 import { checkCsrf, csrfToken } from './csrf.ts';
+import { FlowStartLimiter } from './flow-start-limit.ts';
 import { checkScope, parseScopes, type ScopeArea, type TokenScope } from './scopes.ts';
 import { hashSecret, secretKind } from './secrets.ts';
 import { clearedSessionCookie, isSecureUrl, readSessionCookie } from './session-cookie.ts';
@@ -130,6 +131,8 @@ export interface AuthDeps {
   csrfKey: Buffer;
   /** Who an agent key belongs to (the agents capability: agents/agent-keys.ts). */
   agentKeys: AgentKeyLookup;
+  /** The sign-ins anyone may start, counted per address (flow-start-limit.ts); a fresh limiter when not given. */
+  flowStarts?: FlowStartLimiter;
 }
 
 /** The console's origin (scheme, host, port of the public URL), which cookie-authenticated writes must come from. */
@@ -172,10 +175,12 @@ async function resolveSession(
 
 /**
  * Every request carries req.principal, resolved once its input passed validation. Routes
- * marked `config: { cookieless: true }` resolve no cookie (FastifyContextConfig below).
+ * marked `config: { cookieless: true }` resolve no cookie, and those marked `startsFlow` are
+ * limited per address (FastifyContextConfig below).
  */
 export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void {
   const sessions = new SessionsRepository(deps.db);
+  const flowStarts = deps.flowStarts ?? new FlowStartLimiter();
   const routes: DeclaredRoute[] = [];
   declared.set(app, routes);
   app.addHook('onRoute', (route) => {
@@ -192,6 +197,18 @@ export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void
     const token = readSessionCookie(req.headers.cookie);
     if (token === undefined) return;
     checkCsrf(req.headers, publicOrigin(deps.publicUrl()), csrfToken(deps.csrfKey, hashSecret(token)));
+  });
+  // Before anything else is done for it: a start over the limit writes nothing.
+  app.addHook('onRequest', async (req, reply) => {
+    if (!req.routeOptions.config?.startsFlow) return;
+    const waitSeconds = flowStarts.take(req.ip, deps.now().getTime());
+    if (waitSeconds === undefined) return;
+    reply.header('retry-after', String(waitSeconds));
+    throw new ApiError(
+      429,
+      'too_many_attempts',
+      `too many sign-ins started from this address: try again in ${waitSeconds} s`,
+    );
   });
   app.addHook('preHandler', async (req, reply) => {
     const authorization = req.headers.authorization;
@@ -255,6 +272,11 @@ declare module 'fastify' {
      * static files, which need no principal.
      */
     cookieless?: boolean;
+    /**
+     * A sign-in anyone may start, which writes its flow before anyone is known: limited per
+     * client address (flow-start-limit.ts), 429 too_many_attempts over the limit.
+     */
+    startsFlow?: boolean;
     /**
      * The area of the API the route belongs to (scopes.ts): a scoped API token needs its read
      * (GET, HEAD) or write (other methods) scope. Without one, only full-access credentials pass.

@@ -148,7 +148,7 @@ export const passkeyRoutes: FastifyPluginAsyncTypebox<PasskeyContext> = async (a
   app.post(
     '/v1/auth/passkey/options',
     {
-      config: { cookieless: true },
+      config: { cookieless: true, startsFlow: true },
       schema: {
         tags: ['auth'],
         summary:

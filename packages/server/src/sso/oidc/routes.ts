@@ -104,7 +104,7 @@ export const oidcRoutes: FastifyPluginAsyncTypebox<OidcContext> = async (app, ct
   app.get(
     '/v1/auth/oidc/start',
     {
-      config: { cookieless: true },
+      config: { cookieless: true, startsFlow: true },
       schema: {
         tags: ['auth'],
         summary:

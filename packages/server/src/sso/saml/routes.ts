@@ -147,7 +147,7 @@ export const samlRoutes: FastifyPluginAsyncTypebox<AuthRoutesDeps> = async (app,
   app.get(
     '/v1/auth/saml/start',
     {
-      config: { cookieless: true },
+      config: { cookieless: true, startsFlow: true },
       schema: {
         tags: ['sso'],
         summary:
