@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { BackgroundLoop } from './background-loop.ts';
@@ -67,6 +68,34 @@ describe('BackgroundLoop', () => {
     await loop.idle();
     assert.equal(passes, 2);
     await loop.stop();
+  });
+
+  it('a wake in the check phase runs its pass at once, not when something else next wakes the event loop', () => {
+    // As the worker is woken: the outbox's commit resolves in an immediate, and the signal's
+    // answer then wakes the worker. An unreferenced immediate let the event loop sleep in its
+    // poll until the next timer or socket (0–11 ms more per delivery at 50 signals/s; here,
+    // the 5 s timer). In a process of its own, where nothing else wakes the loop (the test
+    // runner would). Whatever the order, a pass run by that timer's wake-up came after its time.
+    const script = `
+      const { BackgroundLoop } = await import(${JSON.stringify(new URL('./background-loop.ts', import.meta.url).href)});
+      let passes = 0;
+      let ran = () => {};
+      const loop = new BackgroundLoop(async () => { passes++; ran(); return 3_600_000; },
+        { what: 'test', retryMs: 3_600_000, log: { error() {} } });
+      loop.start();
+      await loop.idle();
+      const timer = setTimeout(() => {}, 5_000);
+      const dueAt = performance.now() + 5_000;
+      // Awaited through the pass itself: loop.idle() would keep the event loop awake.
+      const second = new Promise((resolve) => { ran = resolve; });
+      setImmediate(() => loop.wake());
+      await second;
+      const ranAt = performance.now();
+      clearTimeout(timer);
+      await loop.stop();
+      process.stdout.write(JSON.stringify({ passes, beforeTheTimer: ranAt < dueAt }));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    assert.deepEqual(JSON.parse(out), { passes: 2, beforeTheTimer: true });
   });
 
   it('a pass that answers 0 is followed at once; one that throws is logged and retried after retryMs', async () => {

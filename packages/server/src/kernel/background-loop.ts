@@ -52,11 +52,13 @@ export class BackgroundLoop {
     if (this.#soon) return;
     clearTimeout(this.#timer);
     this.#timer = undefined;
+    // Referenced: an unreferenced immediate lets the event loop sleep in its poll until the next
+    // timer or socket wakes it (a woken worker then waited 0–11 ms at 50 signals/s). stop()
+    // clears it, so it never keeps a stopping process alive.
     this.#soon = setImmediate(() => {
       this.#soon = undefined;
       this.#run();
     });
-    this.#soon.unref();
   }
 
   /** No more passes; resolves once the one running has ended. */
