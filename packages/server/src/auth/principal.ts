@@ -131,8 +131,6 @@ export interface AuthDeps {
   csrfKey: Buffer;
   /** Who an agent key belongs to (the agents capability: agents/agent-keys.ts). */
   agentKeys: AgentKeyLookup;
-  /** The sign-ins anyone may start, counted per address (flow-start-limit.ts); a fresh limiter when not given. */
-  flowStarts?: FlowStartLimiter;
 }
 
 /** The console's origin (scheme, host, port of the public URL), which cookie-authenticated writes must come from. */
@@ -180,7 +178,7 @@ async function resolveSession(
  */
 export function authenticateRequests(app: FastifyInstance, deps: AuthDeps): void {
   const sessions = new SessionsRepository(deps.db);
-  const flowStarts = deps.flowStarts ?? new FlowStartLimiter();
+  const flowStarts = new FlowStartLimiter();
   const routes: DeclaredRoute[] = [];
   declared.set(app, routes);
   app.addHook('onRoute', (route) => {
